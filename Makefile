@@ -1,0 +1,33 @@
+# Sesame: every entry point installs the Debian packages it needs (as root) before it builds.
+SWIFT        ?= swift
+DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
+FUZZ_SECONDS ?= 60
+
+.PHONY: deps build run test bench fuzz clean
+
+deps:
+	@scripts/ensure-deps.sh $(DEB_PACKAGES)
+
+build: deps
+	$(SWIFT) build --product sesame
+
+## run: the server once it exists (issue 3); until then the command-line help.
+run: build
+	$(SWIFT) run sesame --help
+
+## test: every test, unit and command-line.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## bench: one JSON line per benchmark (name, value, unit, ceiling, ratio), release build.
+bench: deps
+	$(SWIFT) build -c release --product sesame-bench
+	.build/release/sesame-bench
+
+## fuzz: each libFuzzer target for FUZZ_SECONDS seconds over its committed seed corpus.
+fuzz: deps
+	Fuzz/run.sh $(FUZZ_SECONDS)
+
+clean:
+	rm -rf .build Fuzz/out

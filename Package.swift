@@ -1,0 +1,39 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode (the default for tools 6.0) plus explicit `any`.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Sesame",
+    products: [
+        .executable(name: "sesame", targets: ["sesame"]),
+        .library(name: "WebAuthn", targets: ["WebAuthn"]),
+        .library(name: "SesameCrypto", targets: ["SesameCrypto"]),
+    ],
+    targets: [
+        // System libraries: a module map and a shim header each, nothing else.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // C helpers for variadic calls that Swift cannot make.
+        .target(name: "CSesameShims", dependencies: ["CMicroHTTPD"]),
+
+        .target(name: "SesameCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "WebAuthn", dependencies: ["SesameCrypto"], swiftSettings: swiftSettings),
+        .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+
+        .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WebAuthnTests",
+            dependencies: ["WebAuthn", "SesameCrypto"],
+            resources: [.copy("Vectors")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+    ]
+)
