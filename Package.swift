@@ -25,15 +25,19 @@ let package = Package(
 
         .target(name: "SesameCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "WebAuthn", dependencies: ["SesameCrypto"], swiftSettings: swiftSettings),
-        .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
-
-        .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "WebAuthnTests",
-            dependencies: ["WebAuthn", "SesameCrypto"],
-            resources: [.copy("Vectors")],
+        .target(
+            name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+        .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+
+        .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], exclude: ["Data"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WebAuthnTests",
+            dependencies: ["WebAuthn", "SesameCrypto", "SesameTestSupport"],
+            exclude: ["Vectors"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
     ]
 )

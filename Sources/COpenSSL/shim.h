@@ -23,4 +23,28 @@
 /// `OPENSSL_free` is a macro; Swift needs a function.
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }
 
+/// `EVP_PKEY_PUBLIC_KEY` is a composite macro; Swift needs a function.
+static inline int copenssl_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+/// Parameter keys and algorithm names as static C strings. OSSL_PARAM arrays and EVP_PKEY_CTX keep these
+/// pointers, so a temporary C string bridged from a Swift String would dangle.
+static inline const char *copenssl_param_group_name(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
+static inline const char *copenssl_param_pub_key(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
+static inline const char *copenssl_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *copenssl_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+static inline const char *copenssl_param_ec_pub_x(void) { return OSSL_PKEY_PARAM_EC_PUB_X; }
+static inline const char *copenssl_param_ec_pub_y(void) { return OSSL_PKEY_PARAM_EC_PUB_Y; }
+static inline const char *copenssl_name_ec(void) { return "EC"; }
+static inline const char *copenssl_name_rsa(void) { return "RSA"; }
+static inline const char *copenssl_name_ed25519(void) { return "ED25519"; }
+static inline const char *copenssl_group_p256(void) { return "P-256"; }
+static inline const char *copenssl_group_p384(void) { return "P-384"; }
+static inline const char *copenssl_group_p521(void) { return "P-521"; }
+
+/// `sk_X509_*` are type-safe macros over `OPENSSL_sk_*`; Swift needs functions.
+static inline STACK_OF(X509) *copenssl_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int copenssl_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
+/// Frees the stack only; the certificates stay owned by their Swift wrappers.
+static inline void copenssl_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
+
 #endif

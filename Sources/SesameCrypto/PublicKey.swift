@@ -1,0 +1,272 @@
+internal import COpenSSL
+
+/// A public key for signature verification (ECDSA P-256/384/521, Ed25519 or RSA).
+///
+/// `@unchecked Sendable` is safe because the wrapped `EVP_PKEY` is fully built in `init`, never
+/// mutated afterwards, and every verification creates its own `EVP_MD_CTX`/`EVP_PKEY_CTX`;
+/// OpenSSL 3 documents concurrent read-only use of a shared `EVP_PKEY` as thread safe.
+public final class PublicKey: @unchecked Sendable {
+    /// The type and size of a public key.
+    public enum Kind: Sendable, Hashable {
+        /// An ECDSA key on a NIST curve.
+        case ellipticCurve(EllipticCurve)
+        /// An Ed25519 key.
+        case ed25519
+        /// An RSA key with the given modulus size in bits.
+        case rsa(modulusBits: Int)
+    }
+
+    /// The key's type and size.
+    public let kind: Kind
+    /// The owned `EVP_PKEY *`; freed in `deinit`.
+    let pointer: OpaquePointer
+
+    /// The smallest accepted RSA modulus.
+    static let minimumRSAModulusBits = 2048
+    /// The largest accepted RSA modulus (verification cost grows quickly; 16384 bits bounds it).
+    static let maximumRSAModulusBits = 16384
+
+    /// Takes ownership of `pointer`, whose kind the caller has already established.
+    private init(owning pointer: OpaquePointer, kind: Kind) {
+        self.pointer = pointer
+        self.kind = kind
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// Creates an ECDSA public key from affine coordinates.
+    /// - Parameters:
+    ///   - ellipticCurve: The curve.
+    ///   - x: The big-endian x coordinate, exactly `ellipticCurve.coordinateByteCount` bytes.
+    ///   - y: The big-endian y coordinate, exactly `ellipticCurve.coordinateByteCount` bytes.
+    /// - Throws: ``CryptoError/invalidKey`` for a wrong length or a point not on the curve.
+    public convenience init(ellipticCurve: EllipticCurve, x: [UInt8], y: [UInt8]) throws(CryptoError) {
+        let size = ellipticCurve.coordinateByteCount
+        guard x.count == size, y.count == size else {
+            throw CryptoError(.invalidKey, "EC coordinates must be \(size) bytes, got \(x.count) and \(y.count)")
+        }
+        var point = [UInt8]()
+        point.reserveCapacity(1 + 2 * size)
+        point.append(0x04)
+        point.append(contentsOf: x)
+        point.append(contentsOf: y)
+        // The builder keeps the pushed pointers until OSSL_PARAM_BLD_to_param copies the values (never the
+        // keys), so keys and names are static C strings from the shim and values stay in scope until then.
+        let pkey = try Self.fromData(keyType: copenssl_name_ec()) { builder in
+            point.withUnsafeBytes { bytes in
+                guard OSSL_PARAM_BLD_push_utf8_string(builder, copenssl_param_group_name(), ellipticCurve.openSSLGroupName, 0) == 1,
+                      OSSL_PARAM_BLD_push_octet_string(builder, copenssl_param_pub_key(), bytes.baseAddress, bytes.count) == 1
+                else { return nil }
+                return OSSL_PARAM_BLD_to_param(builder)
+            }
+        }
+        self.init(owning: pkey, kind: .ellipticCurve(ellipticCurve))
+    }
+
+    /// Creates an Ed25519 public key from its 32-byte encoding (RFC 8032).
+    /// - Parameter ed25519RawRepresentation: The 32-byte public key.
+    /// - Throws: ``CryptoError/invalidKey`` for a wrong length or an unusable key.
+    public convenience init(ed25519RawRepresentation raw: [UInt8]) throws(CryptoError) {
+        guard raw.count == 32 else {
+            throw CryptoError(.invalidKey, "Ed25519 public key must be 32 bytes, got \(raw.count)")
+        }
+        let pkey = raw.withUnsafeBytes {
+            EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), 32)
+        }
+        guard let pkey else { throw .openSSL(.invalidKey, "EVP_PKEY_new_raw_public_key") }
+        self.init(owning: pkey, kind: .ed25519)
+    }
+
+    /// Creates an RSA public key from its modulus and public exponent.
+    /// - Parameters:
+    ///   - rsaModulus: The big-endian modulus n; at least 2048 significant bits.
+    ///   - publicExponent: The big-endian exponent e; odd and at least 3.
+    /// - Throws: ``CryptoError/invalidKey`` for a short modulus or a bad exponent.
+    public convenience init(rsaModulus: [UInt8], publicExponent: [UInt8]) throws(CryptoError) {
+        guard rsaModulus.count <= Self.maximumRSAModulusBits / 8 + 1, !publicExponent.isEmpty, publicExponent.count <= 64 else {
+            throw CryptoError(.invalidKey, "RSA modulus or exponent has an unsupported size")
+        }
+        let n = try BigNumber(rsaModulus)
+        let e = try BigNumber(publicExponent)
+        let bits = Int(BN_num_bits(n.pointer))
+        guard bits >= Self.minimumRSAModulusBits, bits <= Self.maximumRSAModulusBits else {
+            throw CryptoError(.invalidKey, "RSA modulus has \(bits) bits; need \(Self.minimumRSAModulusBits)...\(Self.maximumRSAModulusBits)")
+        }
+        guard BN_is_odd(e.pointer) == 1, BN_num_bits(e.pointer) >= 2 else {
+            throw CryptoError(.invalidKey, "RSA public exponent must be odd and at least 3")
+        }
+        let pkey = try Self.fromData(keyType: copenssl_name_rsa()) { builder in
+            guard OSSL_PARAM_BLD_push_BN(builder, copenssl_param_rsa_n(), n.pointer) == 1,
+                  OSSL_PARAM_BLD_push_BN(builder, copenssl_param_rsa_e(), e.pointer) == 1
+            else { return nil }
+            return OSSL_PARAM_BLD_to_param(builder)
+        }
+        self.init(owning: pkey, kind: .rsa(modulusBits: bits))
+    }
+
+    /// Creates a public key from a DER-encoded X.509 SubjectPublicKeyInfo.
+    /// - Parameter derEncodedSubjectPublicKeyInfo: The DER bytes; the whole buffer must be one SPKI.
+    /// - Throws: ``CryptoError/invalidKey`` for malformed DER, trailing bytes, or an unsupported key type or size.
+    public convenience init(derEncodedSubjectPublicKeyInfo der: [UInt8]) throws(CryptoError) {
+        guard !der.isEmpty, der.count <= Int(Int32.max) else { throw CryptoError(.invalidKey, "empty SPKI") }
+        var consumed = 0
+        let parsed: OpaquePointer? = der.withUnsafeBytes { buffer in
+            let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            var cursor: UnsafePointer<UInt8>? = start  // d2i advances this copy
+            let key = d2i_PUBKEY(nil, &cursor, buffer.count)
+            consumed = cursor.map { $0 - start } ?? 0
+            return key
+        }
+        guard let pkey = parsed else { throw .openSSL(.invalidKey, "d2i_PUBKEY") }
+        guard consumed == der.count else {
+            EVP_PKEY_free(pkey)
+            throw CryptoError(.invalidKey, "SPKI has \(der.count - consumed) trailing bytes")
+        }
+        let kind: Kind
+        do {
+            kind = try Self.classify(pkey)
+        } catch {
+            EVP_PKEY_free(pkey)
+            throw error
+        }
+        self.init(owning: pkey, kind: kind)
+    }
+
+    /// Wraps an `EVP_PKEY` the caller owns a reference to; on failure the caller keeps ownership.
+    static func adopting(_ pkey: OpaquePointer) throws(CryptoError) -> PublicKey {
+        let kind = try classify(pkey)
+        return PublicKey(owning: pkey, kind: kind)
+    }
+
+    /// The key as a DER-encoded SubjectPublicKeyInfo.
+    public var derEncodedSubjectPublicKeyInfo: [UInt8] {
+        let length = i2d_PUBKEY(pointer, nil)
+        precondition(length > 0, "i2d_PUBKEY failed: \(OpenSSLErrors.drain())")
+        return [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, count in
+            var cursor = buffer.baseAddress
+            let written = i2d_PUBKEY(pointer, &cursor)
+            precondition(written == length, "i2d_PUBKEY failed: \(OpenSSLErrors.drain())")
+            count = Int(written)
+        }
+    }
+
+    /// EC keys only: uncompressed point coordinates, else nil.
+    ///
+    /// Each coordinate is left-padded to ``EllipticCurve/coordinateByteCount`` bytes.
+    public var ellipticCurvePoint: (x: [UInt8], y: [UInt8])? {
+        guard case .ellipticCurve(let curve) = kind else { return nil }
+        guard let x = bigNumberParameter(copenssl_param_ec_pub_x(), size: curve.coordinateByteCount),
+              let y = bigNumberParameter(copenssl_param_ec_pub_y(), size: curve.coordinateByteCount)
+        else {
+            OpenSSLErrors.clear()
+            return nil
+        }
+        return (x, y)
+    }
+
+    /// Reads a BIGNUM key parameter as a fixed-size big-endian byte string.
+    private func bigNumberParameter(_ name: UnsafePointer<CChar>, size: Int) -> [UInt8]? {
+        var bn: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(pointer, name, &bn) == 1, let bn else { return nil }
+        defer { BN_free(bn) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let written = bytes.withUnsafeMutableBufferPointer { BN_bn2binpad(bn, $0.baseAddress, Int32(size)) }
+        return written == size ? bytes : nil
+    }
+
+    // MARK: Construction helpers
+
+    /// Builds a public `EVP_PKEY` of `keyType` from the parameter array `build` makes with the given builder.
+    ///
+    /// `build` must call `OSSL_PARAM_BLD_to_param` itself, while the pointers it pushed are still valid.
+    private static func fromData(
+        keyType: UnsafePointer<CChar>, _ build: (OpaquePointer) -> UnsafeMutablePointer<OSSL_PARAM>?
+    ) throws(CryptoError) -> OpaquePointer {
+        guard let builder = OSSL_PARAM_BLD_new() else { throw .openSSL(.internalFailure, "OSSL_PARAM_BLD_new") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        guard let params = build(builder) else {
+            throw .openSSL(.invalidKey, "building \(String(cString: keyType)) key parameters")
+        }
+        defer { OSSL_PARAM_free(params) }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, keyType, nil) else {
+            throw .openSSL(.internalFailure, "EVP_PKEY_CTX_new_from_name(\(String(cString: keyType)))")
+        }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_fromdata_init(ctx) == 1,
+              EVP_PKEY_fromdata(ctx, &pkey, copenssl_selection_public_key(), params) == 1,
+              let pkey
+        else {
+            throw .openSSL(.invalidKey, "EVP_PKEY_fromdata(\(String(cString: keyType)))")
+        }
+        return pkey
+    }
+
+    /// Runs `EVP_PKEY_public_check` (for EC: the point is on the curve and not at infinity).
+    private static func checkPublic(_ pkey: OpaquePointer) throws(CryptoError) {
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            throw .openSSL(.internalFailure, "EVP_PKEY_CTX_new_from_pkey")
+        }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_public_check_quick(ctx) == 1 else { throw .openSSL(.invalidKey, "EVP_PKEY_public_check_quick") }
+    }
+
+    /// Determines the kind of a parsed key and enforces the supported types and sizes.
+    private static func classify(_ pkey: OpaquePointer) throws(CryptoError) -> Kind {
+        switch EVP_PKEY_get_base_id(pkey) {
+        case EVP_PKEY_EC:
+            var name = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard name.withUnsafeMutableBufferPointer({ EVP_PKEY_get_group_name(pkey, $0.baseAddress, $0.count, &length) }) == 1 else {
+                throw .openSSL(.invalidKey, "EC key without a named curve")
+            }
+            let curve: EllipticCurve
+            switch OBJ_sn2nid(name) {
+            case NID_X9_62_prime256v1: curve = .p256
+            case NID_secp384r1: curve = .p384
+            case NID_secp521r1: curve = .p521
+            default:
+                throw CryptoError(.invalidKey, "unsupported EC curve \(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            }
+            try checkPublic(pkey)
+            return .ellipticCurve(curve)
+        case EVP_PKEY_ED25519:
+            return .ed25519
+        case EVP_PKEY_RSA:
+            let bits = Int(EVP_PKEY_get_bits(pkey))
+            guard bits >= minimumRSAModulusBits, bits <= maximumRSAModulusBits else {
+                throw CryptoError(.invalidKey, "RSA modulus has \(bits) bits")
+            }
+            return .rsa(modulusBits: bits)
+        case let other:
+            throw CryptoError(.invalidKey, "unsupported key type NID \(other)")
+        }
+    }
+}
+
+extension EllipticCurve {
+    /// The OpenSSL group name as a static C string.
+    var openSSLGroupName: UnsafePointer<CChar> {
+        switch self {
+        case .p256: copenssl_group_p256()
+        case .p384: copenssl_group_p384()
+        case .p521: copenssl_group_p521()
+        }
+    }
+}
+
+/// Owns one `BIGNUM *`.
+final class BigNumber {
+    let pointer: OpaquePointer
+
+    /// Parses big-endian bytes.
+    init(_ bytes: [UInt8]) throws(CryptoError) {
+        let bn = bytes.withUnsafeBytes {
+            BN_bin2bn($0.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32($0.count), nil)
+        }
+        guard let bn else { throw .openSSL(.internalFailure, "BN_bin2bn") }
+        pointer = bn
+    }
+
+    deinit { BN_free(pointer) }
+}

@@ -1,0 +1,66 @@
+internal import COpenSSL
+
+extension PublicKey {
+    /// Checks a signature over a message.
+    ///
+    /// Never throws and never traps on hostile input: a key type that does not match the algorithm
+    /// (for example ``SignatureAlgorithm/ed25519`` with an EC key), malformed DER, or a wrong length
+    /// all give `false`. ECDSA digests are not tied to the curve (ES384 over a P-256 key is allowed).
+    /// The OpenSSL error queue is left empty.
+    /// - Parameters:
+    ///   - signature: DER for ECDSA, 64 raw bytes for Ed25519, modulus-sized bytes for RSA.
+    ///   - message: The signed bytes (not a digest).
+    ///   - algorithm: The signature scheme.
+    /// - Returns: `true` only when the signature is valid.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
+        let md: OpaquePointer?
+        var pss = false
+        switch (algorithm, kind) {
+        case (.ecdsaSHA256, .ellipticCurve): md = EVP_sha256()
+        case (.ecdsaSHA384, .ellipticCurve): md = EVP_sha384()
+        case (.ecdsaSHA512, .ellipticCurve): md = EVP_sha512()
+        case (.ed25519, .ed25519):
+            guard signature.count == 64 else { return false }
+            md = nil
+        case (.rsaPKCS1v15SHA256, .rsa(let bits)), (.rsaPSSSHA256, .rsa(let bits)), (.rsaPKCS1v15SHA1, .rsa(let bits)):
+            guard signature.count == (bits + 7) / 8 else { return false }
+            md = algorithm == .rsaPKCS1v15SHA1 ? EVP_sha1() : EVP_sha256()
+            pss = algorithm == .rsaPSSSHA256
+        default:
+            return false
+        }
+        // ECDSA-Sig-Value for P-521 is at most 139 bytes; anything far larger is not a signature.
+        if case .ellipticCurve = kind, signature.isEmpty || signature.count > 160 { return false }
+
+        guard let ctx = EVP_MD_CTX_new() else {
+            OpenSSLErrors.clear()
+            return false
+        }
+        defer { EVP_MD_CTX_free(ctx) }
+        var pctx: OpaquePointer? = nil
+        guard EVP_DigestVerifyInit(ctx, &pctx, md, nil, pointer) == 1 else {
+            OpenSSLErrors.clear()
+            return false
+        }
+        if pss {
+            guard let pctx,
+                  EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1,
+                  EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, EVP_sha256()) == 1,
+                  EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, 32) == 1
+            else {
+                OpenSSLErrors.clear()
+                return false
+            }
+        }
+        let result = signature.withUnsafeBytes { sig in
+            message.withUnsafeBytes { msg in
+                EVP_DigestVerify(
+                    ctx,
+                    sig.baseAddress?.assumingMemoryBound(to: UInt8.self), sig.count,
+                    msg.baseAddress?.assumingMemoryBound(to: UInt8.self), msg.count)
+            }
+        }
+        if result != 1 { OpenSSLErrors.clear() }
+        return result == 1
+    }
+}

@@ -1,0 +1,115 @@
+import SesameCrypto
+
+/// What a relying party knows about a stored credential (its credential record).
+///
+/// - SeeAlso: [WebAuthn §4 credential record](https://www.w3.org/TR/webauthn-3/#credential-record)
+public struct CredentialRecord: Sendable {
+    public var id: [UInt8]
+    public var publicKey: COSEKey
+    public var signCount: UInt32
+    /// The BE flag as it was at registration, which never changes for a credential; nil when unknown (then
+    /// §7.2 step 19 is skipped, as for a record kept by a relying party that did not store the flag).
+    public var backupEligible: Bool?
+    /// The user handle of the account the credential belongs to, when known.
+    public var userHandle: [UInt8]?
+
+    /// Creates a credential record.
+    public init(id: [UInt8], publicKey: COSEKey, signCount: UInt32, backupEligible: Bool?, userHandle: [UInt8]? = nil) {
+        self.id = id
+        self.publicKey = publicKey
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.userHandle = userHandle
+    }
+}
+
+/// What a relying party expects of one authentication ceremony.
+public struct AuthenticationExpectations: Sendable {
+    public var policy: RelyingPartyPolicy
+    /// The challenge the relying party issued for this ceremony.
+    public var challenge: [UInt8]
+    /// The `allowCredentials` IDs; empty for usernameless (discoverable) sign-in.
+    public var allowedCredentialIDs: [[UInt8]]
+
+    /// Creates the expectations of one authentication.
+    public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = []) {
+        self.policy = policy
+        self.challenge = challenge
+        self.allowedCredentialIDs = allowedCredentialIDs
+    }
+}
+
+/// The outcome of a successful authentication: what to update in the credential record.
+public struct VerifiedAuthentication: Sendable {
+    public let credentialID: [UInt8]
+    public let newSignCount: UInt32
+    public let userVerified: Bool
+    public let backupEligible: Bool
+    public let backedUp: Bool
+}
+
+/// Verifies authentication ceremonies exactly as WebAuthn Level 3 §7.2 specifies.
+///
+/// Pure: the caller looks the credential record up by `rawID` (§7.2 step 7) and stores the updated sign count
+/// and backup state afterwards (step 24).
+///
+/// - SeeAlso: [WebAuthn §7.2](https://www.w3.org/TR/webauthn-3/#sctn-verifying-assertion)
+public enum AuthenticationVerifier {
+    /// Verifies an authentication response against a stored credential.
+    /// - Parameters:
+    ///   - credential: the client's response.
+    ///   - expectations: relying party, challenge and allowed credentials.
+    ///   - record: the stored credential that `credential.rawID` names.
+    /// - Returns: the new sign count and flags to store.
+    /// - Throws: ``WebAuthnError`` whose code names the first failed step.
+    public static func verify(_ credential: AuthenticationCredential, expectations: AuthenticationExpectations,
+                              record: CredentialRecord) throws(WebAuthnError) -> VerifiedAuthentication {
+        let policy = expectations.policy
+        // §7.2 step 5: with allowCredentials, the credential is one of them.
+        if !expectations.allowedCredentialIDs.isEmpty {
+            guard expectations.allowedCredentialIDs.contains(credential.rawID) else {
+                throw WebAuthnError(.credentialNotAllowed, "§7.2 step 5: credential not in allowCredentials")
+            }
+        }
+        // §7.2 step 6: the credential belongs to the user: the record is the one named, and a returned
+        // userHandle is the record's user.
+        guard credential.rawID == record.id else {
+            throw WebAuthnError(.credentialIDMismatch, "§7.2 step 6: response names another credential")
+        }
+        if let returned = credential.userHandle, let owner = record.userHandle {
+            guard constantTimeEquals(returned, owner) else {
+                throw WebAuthnError(.userHandleMismatch, "§7.2 step 6: userHandle is not the credential's owner")
+            }
+        }
+        // §7.2 step 7: the record was looked up by the caller. Step 8: cData, authData, sig.
+        let authData = try AuthenticatorData(bytes: credential.authenticatorData)
+        // §7.2 steps 9-10: decode clientDataJSON as UTF-8 and parse it as JSON (C).
+        let clientData = try CollectedClientData(jsonBytes: credential.clientDataJSON)
+        // §7.2 steps 11-14: C.type, C.challenge, C.origin, C.topOrigin.
+        try SharedChecks.verify(clientData, type: "webauthn.get", challenge: expectations.challenge, policy: policy,
+                                section: "§7.2", steps: (11, 12, 13, 14))
+        // §7.2 steps 15-18: rpIdHash, UP, UV, and BS only with BE.
+        try SharedChecks.verify(authData, policy: policy, requiresUserPresence: true, section: "§7.2", steps: (15, 16, 17, 18))
+        // §7.2 step 19: BE is fixed at registration; a change means another credential or a broken authenticator.
+        if let backupEligible = record.backupEligible, authData.isBackupEligible != backupEligible {
+            throw WebAuthnError(.backupEligibilityChanged, "§7.2 step 19: BE differs from the credential record")
+        }
+        // §7.2 step 20: no extensions are requested, so there are no client extension outputs to check.
+        // §7.2 step 21: hash = SHA-256(cData).
+        let clientDataHash = Digest.sha256(credential.clientDataJSON)
+        // §7.2 step 22: sig is a valid signature over authData ‖ hash with the credential public key.
+        guard record.publicKey.isValidSignature(credential.signature, for: credential.authenticatorData + clientDataHash) else {
+            throw WebAuthnError(.invalidSignature, "§7.2 step 22: signature does not verify")
+        }
+        // §7.2 step 23: unless both are zero, the counter must grow; a regression may mean a cloned authenticator.
+        if authData.signCount != 0 || record.signCount != 0 {
+            guard authData.signCount > record.signCount else {
+                throw WebAuthnError(.signCountRegression, "§7.2 step 23: signCount did not increase")
+            }
+        }
+        // §7.2 step 24: the caller stores newSignCount, backedUp and userVerified in the record.
+        return VerifiedAuthentication(
+            credentialID: record.id, newSignCount: authData.signCount, userVerified: authData.isUserVerified,
+            backupEligible: authData.isBackupEligible, backedUp: authData.isBackedUp)
+    }
+}

@@ -1,0 +1,81 @@
+/// The one error every WebAuthn parsing and verification step throws.
+///
+/// Each failure has a stable ``Code`` that callers, APIs and the command line may rely on, and a `detail`
+/// naming the spec step that failed. Equality compares the code only, so tests can match on it.
+/// The `description` shows the code only; `detail` stays in `debugDescription`, because telling a client which
+/// check failed would give it an oracle.
+public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// A stable, machine-readable identifier of the failed check (for example `origin_mismatch`).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code as a snake_case string; never changes once released.
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        // Encodings
+        public static let invalidBase64URL = Code("invalid_base64url")
+        public static let malformedResponse = Code("malformed_response")
+        public static let cborTruncated = Code("cbor_truncated")
+        public static let cborTrailingBytes = Code("cbor_trailing_bytes")
+        public static let cborLimitExceeded = Code("cbor_limit_exceeded")
+        public static let cborMalformed = Code("cbor_malformed")
+        // COSE keys
+        public static let invalidCOSEKey = Code("invalid_cose_key")
+        public static let unsupportedAlgorithm = Code("unsupported_algorithm")
+        // Client data
+        public static let malformedClientData = Code("malformed_client_data")
+        public static let clientDataTypeMismatch = Code("client_data_type_mismatch")
+        public static let challengeMismatch = Code("challenge_mismatch")
+        public static let originMismatch = Code("origin_mismatch")
+        public static let crossOriginNotAllowed = Code("cross_origin_not_allowed")
+        public static let topOriginMismatch = Code("top_origin_mismatch")
+        // Authenticator data
+        public static let malformedAuthenticatorData = Code("malformed_authenticator_data")
+        public static let rpIDHashMismatch = Code("rp_id_hash_mismatch")
+        public static let userPresenceRequired = Code("user_presence_required")
+        public static let userVerificationRequired = Code("user_verification_required")
+        public static let backupStateWithoutEligibility = Code("backup_state_without_eligibility")
+        public static let backupEligibilityChanged = Code("backup_eligibility_changed")
+        public static let algorithmNotAllowed = Code("algorithm_not_allowed")
+        public static let credentialIDTooLong = Code("credential_id_too_long")
+        public static let credentialIDMismatch = Code("credential_id_mismatch")
+        public static let credentialNotAllowed = Code("credential_not_allowed")
+        public static let userHandleMismatch = Code("user_handle_mismatch")
+        public static let invalidCredentialType = Code("invalid_credential_type")
+        // Attestation
+        public static let malformedAttestationObject = Code("malformed_attestation_object")
+        public static let unsupportedAttestationFormat = Code("unsupported_attestation_format")
+        public static let malformedAttestationStatement = Code("malformed_attestation_statement")
+        public static let invalidAttestationSignature = Code("invalid_attestation_signature")
+        public static let invalidAttestationCertificate = Code("invalid_attestation_certificate")
+        public static let untrustedAttestation = Code("untrusted_attestation")
+        // Assertion
+        public static let invalidSignature = Code("invalid_signature")
+        public static let signCountRegression = Code("sign_count_regression")
+    }
+
+    /// Which check failed.
+    public let code: Code
+    /// The spec step and context of the failure; for logs and debugging, never for clients.
+    public let detail: String
+
+    /// Creates an error for a failed check.
+    /// - Parameters:
+    ///   - code: the stable code of the check.
+    ///   - detail: the spec step and what was wrong, for example "§7.1 step 13: rpIdHash mismatch".
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "WebAuthnError(\(code))" }
+    public var debugDescription: String { "WebAuthnError(\(code)): \(detail)" }
+
+    public static func == (lhs: WebAuthnError, rhs: WebAuthnError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+extension WebAuthnError {
+    /// An error with this code and no detail, for matching in `catch` and tests.
+    public static func code(_ code: Code) -> WebAuthnError { WebAuthnError(code, "") }
+}

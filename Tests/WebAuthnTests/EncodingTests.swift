@@ -1,0 +1,57 @@
+import Testing
+@testable import WebAuthn
+
+/// Base64url as browsers and platform SDKs send it.
+@Suite struct Base64URLTests {
+    @Test("round-trips every length and encodes without padding")
+    func roundTrip() throws {
+        for length in 0..<70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
+            let encoded = Base64URL.encode(bytes)
+            #expect(!encoded.contains("=") && !encoded.contains("+") && !encoded.contains("/"))
+            #expect(try Base64URL.decode(encoded) == bytes)
+        }
+        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
+    }
+
+    @Test("accepts padded, unpadded, and standard base64 (as iOS sends)")
+    func accepts() throws {
+        #expect(try Base64URL.decode("-_8") == [0xFB, 0xFF])
+        #expect(try Base64URL.decode("-_8=") == [0xFB, 0xFF])
+        #expect(try Base64URL.decode("+/8=") == [0xFB, 0xFF])
+        #expect(try Base64URL.decode("+/8") == [0xFB, 0xFF])
+        #expect(try Base64URL.decode("YQ==") == [0x61])
+        #expect(try Base64URL.decode("") == [])
+    }
+
+    @Test("rejects mixed alphabets, whitespace, bad padding, impossible lengths and non-zero trailing bits")
+    func rejects() {
+        for bad in ["-/8", "+_8", "YQ= ", " YQ", "Y Q", "YQ=", "YQ===", "Y=Q=", "=", "A", "AAAAA", "YR", "YQ*", "é"] {
+            let error = #expect(throws: WebAuthnError.self) { try Base64URL.decode(bad) }
+            #expect(error?.code == .invalidBase64URL, "\(bad)")
+        }
+    }
+}
+
+/// `AttestedCredentialData.aaguidString` and authenticator data flags.
+@Suite struct AuthenticatorDataTests {
+    @Test("formats the AAGUID as a lowercase UUID")
+    func aaguid() {
+        let data = AttestedCredentialData(aaguid: [0xAD, 0xCE, 0x00, 0x02, 0x35, 0xBC, 0xC6, 0x0A, 0x64, 0x8B, 0x0B, 0x25, 0xF1, 0xF0, 0x55, 0x03],
+                                          credentialID: [], credentialPublicKey: [])
+        #expect(data.aaguidString == "adce0002-35bc-c60a-648b-0b25f1f05503")
+    }
+
+    @Test("reads flags and the big-endian counter, and rejects ED without extensions or non-map extensions")
+    func flagsAndExtensions() throws {
+        let prefix = Array(repeating: UInt8(0), count: 32)
+        let data = try AuthenticatorData(bytes: prefix + [0x1D, 0x01, 0x02, 0x03, 0x04])
+        #expect(data.isUserPresent && data.isUserVerified && data.isBackupEligible && data.isBackedUp)
+        #expect(data.signCount == 0x0102_0304)
+        let withExtensions = try AuthenticatorData(bytes: prefix + [0x81, 0, 0, 0, 0, 0xA1, 0x61, 0x78, 0xF5])
+        #expect(withExtensions.extensions?["x"] == .boolean(true))
+        for bad: [UInt8] in [[0x81, 0, 0, 0, 0], [0x81, 0, 0, 0, 0, 0x01], [0x81, 0, 0, 0, 0, 0xA1, 0x61]] {
+            #expect(throws: WebAuthnError.self) { try AuthenticatorData(bytes: prefix + bad) }
+        }
+    }
+}
