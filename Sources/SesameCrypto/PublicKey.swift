@@ -60,6 +60,12 @@ public final class PublicKey: @unchecked Sendable {
                 return OSSL_PARAM_BLD_to_param(builder)
             }
         }
+        do {
+            try Self.checkPublic(pkey)
+        } catch {
+            EVP_PKEY_free(pkey)
+            throw error
+        }
         self.init(owning: pkey, kind: .ellipticCurve(ellipticCurve))
     }
 

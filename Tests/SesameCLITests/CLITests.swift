@@ -1,1 +1,194 @@
+import Foundation
+import SesameCrypto
+import SesameTestSupport
 import Testing
+import WebAuthn
+
+/// Runs the built `sesame` executable as a user would.
+struct SesameProcess {
+    struct Outcome {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+
+        /// stdout parsed as one JSON object.
+        var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any]) ?? [:]
+        }
+    }
+
+    /// The `sesame` binary SwiftPM built next to the test bundle.
+    static let executable: URL = {
+        let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])].map {
+            $0.deletingLastPathComponent().appendingPathComponent("sesame")
+        }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }()
+
+    static func run(_ arguments: [String], stdin: [UInt8] = []) throws -> Outcome {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(Data(stdin))
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                       stderr: String(decoding: err, as: UTF8.self))
+    }
+}
+
+@Suite struct VerifyRegistrationCommandTests {
+    func arguments(_ fixture: CeremonyFixture, _ extra: [String] = []) -> [String] {
+        ["webauthn", "verify-registration", "--rp-id", fixture.rpID, "--origin", "https://other.example",
+         "--origin", fixture.origin, "--challenge", Base64URL.encode(fixture.challenge)] + extra
+    }
+
+    @Test("prints the verified credential as JSON and exits 0")
+    func success() throws {
+        var fixture = CeremonyFixture()
+        fixture.flags = [.userPresent, .userVerified, .backupEligible]
+        let outcome = try SesameProcess.run(arguments(fixture, ["--require-user-verification"]),
+                                            stdin: CeremonyFixture.json(fixture.registration()))
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let json = outcome.json
+        #expect(json["verified"] as? Bool == true)
+        #expect(json["credentialId"] as? String == Base64URL.encode(fixture.credentialID))
+        #expect(json["publicKey"] as? String == Base64URL.encode(fixture.coseKey))
+        #expect(json["algorithm"] as? Int == -7)
+        #expect(json["format"] as? String == "none")
+        #expect(json["attestationType"] as? String == "none")
+        #expect(json["aaguid"] as? String == "00000000-0000-0000-0000-000000000000")
+        #expect(json["signCount"] as? Int == 0)
+        #expect(json["userVerified"] as? Bool == true)
+        #expect(json["backupEligible"] as? Bool == true)
+        #expect(json["backedUp"] as? Bool == false)
+        #expect(json["transports"] as? [String] == ["internal"])
+    }
+
+    @Test("judges packed attestation against --trust-anchor at --now")
+    func trustAnchor() throws {
+        var fixture = CeremonyFixture()
+        fixture.aaguid = AttestationFixtures.packedAAGUID
+        fixture.attestation = .packedFull(key: try AttestationFixtures.key("attestation-packed"),
+                                          certificates: [try AttestationFixtures.certificate("attestation-packed")])
+        let input = CeremonyFixture.json(fixture.registration())
+        let root = AttestationFixtures.directory.appendingPathComponent("attestation-root.pem").path
+        let other = AttestationFixtures.directory.appendingPathComponent("other-root.pem").path
+        let trusted = try SesameProcess.run(arguments(fixture, ["--trust-anchor", root, "--now", "2030-01-01T00:00:00Z"]), stdin: input)
+        #expect(trusted.status == 0)
+        #expect(trusted.json["attestationType"] as? String == "basic")
+        #expect(trusted.json["aaguid"] as? String == "5e5a4e30-0000-4000-8000-000000000001")
+        let untrusted = try SesameProcess.run(arguments(fixture, ["--trust-anchor", other]), stdin: input)
+        #expect(untrusted.status == 1)
+        #expect(untrusted.json["error"] as? String == "untrusted_attestation")
+        let early = try SesameProcess.run(arguments(fixture, ["--trust-anchor", root, "--now", "2020-01-01T00:00:00Z"]), stdin: input)
+        #expect(early.json["error"] as? String == "untrusted_attestation")
+    }
+
+    @Test("reports a failed step with its stable code, a message, and exit 1")
+    func failure() throws {
+        var fixture = CeremonyFixture()
+        fixture.flags = [.userPresent]
+        let outcome = try SesameProcess.run(arguments(fixture, ["--require-user-verification"]),
+                                            stdin: CeremonyFixture.json(fixture.registration()))
+        #expect(outcome.status == 1)
+        #expect(outcome.json["verified"] as? Bool == false)
+        #expect(outcome.json["error"] as? String == "user_verification_required")
+        #expect((outcome.json["message"] as? String)?.contains("§7.1 step 15") == true)
+    }
+
+    @Test("accepts standard base64 clientDataJSON as iOS sends it")
+    func standardBase64() throws {
+        let fixture = CeremonyFixture()
+        let registration = fixture.registration()
+        let standard = Data(registration.clientDataJSON).base64EncodedString()
+        var json = String(decoding: CeremonyFixture.json(registration), as: UTF8.self)
+        json = json.replacingOccurrences(of: Base64URL.encode(registration.clientDataJSON), with: standard)
+        let outcome = try SesameProcess.run(arguments(fixture), stdin: Array(json.utf8))
+        #expect(outcome.status == 0, "\(outcome.stdout)")
+    }
+
+    @Test("--no-require-user-presence accepts a conditional create without UP")
+    func conditionalCreate() throws {
+        var fixture = CeremonyFixture()
+        fixture.flags = [.userVerified]
+        let input = CeremonyFixture.json(fixture.registration())
+        #expect(try SesameProcess.run(arguments(fixture), stdin: input).json["error"] as? String == "user_presence_required")
+        #expect(try SesameProcess.run(arguments(fixture, ["--no-require-user-presence"]), stdin: input).status == 0)
+    }
+
+    @Test("exits 2 with a message on stderr for unusable input", arguments: [
+        (["webauthn", "verify-registration", "--origin", "https://example.org", "--challenge", "AA"], "{}", "missing --rp-id"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--challenge", "AA"], "{}", "missing --origin"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org"], "{}", "missing --challenge"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "o", "--challenge", "A"], "{}", "--challenge is not base64url"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "o", "--challenge", "AA"], "not json", "not JSON"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "o", "--challenge", "AA", "--bogus", "x"], "{}", "unknown flag --bogus"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "o", "--challenge", "AA", "--now", "yesterday"], "{}", "--now"),
+        (["webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "o", "--challenge", "AA", "--trust-anchor", "/nonexistent"], "{}", "cannot read"),
+        (["webauthn", "verify-authentication", "--rp-id", "example.org", "--origin", "o", "--challenge", "AA", "--public-key", "AA"], "{}", "missing --sign-count"),
+        (["webauthn", "verify-authentication", "--rp-id", "example.org", "--origin", "o", "--challenge", "AA", "--public-key", "AA", "--sign-count", "-1"], "{}", "--sign-count"),
+        (["webauthn", "frobnicate"], "", "unknown subcommand"),
+        (["frobnicate"], "", "unknown command"),
+    ])
+    func usageErrors(arguments: [String], stdin: String, message: String) throws {
+        let outcome = try SesameProcess.run(arguments, stdin: Array(stdin.utf8))
+        #expect(outcome.status == 2)
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+    }
+
+    @Test("reports well-formed JSON of the wrong shape as malformed_response, exit 1")
+    func wrongShape() throws {
+        let outcome = try SesameProcess.run(arguments(CeremonyFixture()), stdin: Array(#"{"id":1}"#.utf8))
+        #expect(outcome.status == 1)
+        #expect(outcome.json["error"] as? String == "malformed_response")
+    }
+}
+
+@Suite struct VerifyAuthenticationCommandTests {
+    func arguments(_ fixture: CeremonyFixture, signCount: UInt32, _ extra: [String] = []) -> [String] {
+        ["webauthn", "verify-authentication", "--rp-id", fixture.rpID, "--origin", fixture.origin,
+         "--challenge", Base64URL.encode(fixture.challenge), "--public-key", Base64URL.encode(fixture.coseKey),
+         "--sign-count", String(signCount)] + extra
+    }
+
+    @Test("prints the new sign count and flags and exits 0", arguments: [PrivateKey.Kind.p256, .ed25519])
+    func success(kind: PrivateKey.Kind) throws {
+        var fixture = CeremonyFixture(keyKind: kind)
+        fixture.signCount = 10
+        fixture.flags = [.userPresent, .userVerified, .backupEligible, .backedUp]
+        let outcome = try SesameProcess.run(arguments(fixture, signCount: 9, ["--require-user-verification", "--backup-eligible", "true"]),
+                                            stdin: CeremonyFixture.json(fixture.authentication()))
+        #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+        let json = outcome.json
+        #expect(json["verified"] as? Bool == true)
+        #expect(json["credentialId"] as? String == Base64URL.encode(fixture.credentialID))
+        #expect(json["newSignCount"] as? Int == 10)
+        #expect(json["userVerified"] as? Bool == true)
+        #expect(json["backupEligible"] as? Bool == true)
+        #expect(json["backedUp"] as? Bool == true)
+    }
+
+    @Test("reports counter regression, a bad stored key, and changed backup eligibility as failures")
+    func failures() throws {
+        var fixture = CeremonyFixture()
+        fixture.signCount = 3
+        let input = CeremonyFixture.json(fixture.authentication())
+        let regression = try SesameProcess.run(arguments(fixture, signCount: 3), stdin: input)
+        #expect(regression.status == 1)
+        #expect(regression.json["error"] as? String == "sign_count_regression")
+        var badKey = arguments(fixture, signCount: 0)
+        badKey[badKey.firstIndex(of: "--public-key")! + 1] = Base64URL.encode([0xA0])
+        #expect(try SesameProcess.run(badKey, stdin: input).json["error"] as? String == "invalid_cose_key")
+        let changed = try SesameProcess.run(arguments(fixture, signCount: 0, ["--backup-eligible", "true"]), stdin: input)
+        #expect(changed.json["error"] as? String == "backup_eligibility_changed")
+    }
+}
