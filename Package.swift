@@ -31,6 +31,11 @@ let package = Package(
         ),
         .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
 
+        .executableTarget(
+            name: "sesame-bench", dependencies: ["WebAuthn", "SesameCrypto", "SesameTestSupport", "COpenSSL"],
+            path: "Benchmarks/SesameBench", swiftSettings: swiftSettings
+        ),
+
         .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], exclude: ["Data"], swiftSettings: swiftSettings),
         .testTarget(
             name: "WebAuthnTests",

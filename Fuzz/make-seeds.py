@@ -128,7 +128,8 @@ def main():
             seed("attestation", short, att)
             obj, _ = dec(att)
             seed("authdata", short + "-at", obj["authData"])
-            seed("cbor", short + "-attobj", att)
+            if name in ("registration-es256-none", "registration-es256-packed", "registration-es256-fido-u2f", "registration-rs256-packed"):
+                seed("cbor", short + "-attobj", att)
         if "authenticatorData" in v:
             seed("authdata", short, b64u(v["authenticatorData"]))
         if "credentialPublicKey" in v:

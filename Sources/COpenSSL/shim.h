@@ -25,6 +25,8 @@ static inline void copenssl_free(void *p) { OPENSSL_free(p); }
 
 /// `EVP_PKEY_PUBLIC_KEY` is a composite macro; Swift needs a function.
 static inline int copenssl_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+/// `EVP_PKEY_KEY_PARAMETERS` is a composite macro; Swift needs a function.
+static inline int copenssl_selection_key_parameters(void) { return EVP_PKEY_KEY_PARAMETERS; }
 
 /// Parameter keys and algorithm names as static C strings. OSSL_PARAM arrays and EVP_PKEY_CTX keep these
 /// pointers, so a temporary C string bridged from a Swift String would dangle.

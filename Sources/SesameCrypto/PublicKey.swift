@@ -45,26 +45,28 @@ public final class PublicKey: @unchecked Sendable {
         guard x.count == size, y.count == size else {
             throw CryptoError(.invalidKey, "EC coordinates must be \(size) bytes, got \(x.count) and \(y.count)")
         }
-        var point = [UInt8]()
-        point.reserveCapacity(1 + 2 * size)
-        point.append(0x04)
-        point.append(contentsOf: x)
-        point.append(contentsOf: y)
-        // The builder keeps the pushed pointers until OSSL_PARAM_BLD_to_param copies the values (never the
-        // keys), so keys and names are static C strings from the shim and values stay in scope until then.
-        let pkey = try Self.fromData(keyType: copenssl_name_ec()) { builder in
-            point.withUnsafeBytes { bytes in
-                guard OSSL_PARAM_BLD_push_utf8_string(builder, copenssl_param_group_name(), ellipticCurve.openSSLGroupName, 0) == 1,
-                      OSSL_PARAM_BLD_push_octet_string(builder, copenssl_param_pub_key(), bytes.baseAddress, bytes.count) == 1
-                else { return nil }
-                return OSSL_PARAM_BLD_to_param(builder)
-            }
+        // Uncompressed SEC1 encoding; it cannot express the point at infinity.
+        let point = [UInt8](unsafeUninitializedCapacity: 1 + 2 * size) { buffer, count in
+            buffer[0] = 0x04
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[1...size]).initialize(from: x)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[(1 + size)...]).initialize(from: y)
+            count = 1 + 2 * size
         }
-        do {
-            try Self.checkPublic(pkey)
-        } catch {
+        // Copying a per-curve parameters-only key and setting the point costs about a quarter of
+        // EVP_PKEY_fromdata (which rebuilds the EC_GROUP from its name each time). Setting the point
+        // runs EC_POINT_oct2point, which rejects coordinates >= p and points not on the curve
+        // (EC_POINT_set_affine_coordinates checks EC_POINT_is_on_curve). For these prime-order curves
+        // (cofactor 1) that is the whole of EVP_PKEY_public_check except the n*Q = O scalar
+        // multiplication, which is redundant here and would cost half a verification.
+        guard let pkey = EVP_PKEY_dup(CurveTemplate.for(ellipticCurve).pointer) else {
+            throw .openSSL(.internalFailure, "EVP_PKEY_dup")
+        }
+        let set = point.withUnsafeBytes {
+            EVP_PKEY_set1_encoded_public_key(pkey, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
+        }
+        guard set == 1 else {
             EVP_PKEY_free(pkey)
-            throw error
+            throw .openSSL(.invalidKey, "EC point rejected (EVP_PKEY_set1_encoded_public_key)")
         }
         self.init(owning: pkey, kind: .ellipticCurve(ellipticCurve))
     }
@@ -208,7 +210,9 @@ public final class PublicKey: @unchecked Sendable {
         return pkey
     }
 
-    /// Runs `EVP_PKEY_public_check` (for EC: the point is on the curve and not at infinity).
+    /// Runs `EVP_PKEY_public_check_quick`: for EC, the point is in range, on the curve and not the point at
+    /// infinity (which a SubjectPublicKeyInfo can encode and which would let anyone forge ECDSA signatures).
+    /// The full check's extra n*Q = O test is redundant for these cofactor-1 curves.
     private static func checkPublic(_ pkey: OpaquePointer) throws(CryptoError) {
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
             throw .openSSL(.internalFailure, "EVP_PKEY_CTX_new_from_pkey")
@@ -248,6 +252,48 @@ public final class PublicKey: @unchecked Sendable {
             throw CryptoError(.invalidKey, "unsupported key type NID \(other)")
         }
     }
+}
+
+/// A parameters-only `EVP_PKEY` for one curve, the template that EC public keys are copied from.
+///
+/// `@unchecked Sendable` is safe because the key is never mutated after creation and is only read by
+/// `EVP_PKEY_dup`, which OpenSSL allows concurrently on a shared key.
+final class CurveTemplate: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    static let p256 = CurveTemplate(.p256)
+    static let p384 = CurveTemplate(.p384)
+    static let p521 = CurveTemplate(.p521)
+
+    /// The template for `curve`.
+    static func `for`(_ curve: EllipticCurve) -> CurveTemplate {
+        switch curve {
+        case .p256: p256
+        case .p384: p384
+        case .p521: p521
+        }
+    }
+
+    private init(_ curve: EllipticCurve) {
+        guard let builder = OSSL_PARAM_BLD_new() else { preconditionFailure("OSSL_PARAM_BLD_new failed") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        guard OSSL_PARAM_BLD_push_utf8_string(builder, copenssl_param_group_name(), curve.openSSLGroupName, 0) == 1,
+              let params = OSSL_PARAM_BLD_to_param(builder)
+        else { preconditionFailure("building EC parameters failed: \(OpenSSLErrors.drain())") }
+        defer { OSSL_PARAM_free(params) }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, copenssl_name_ec(), nil) else {
+            preconditionFailure("EVP_PKEY_CTX_new_from_name(EC) failed: \(OpenSSLErrors.drain())")
+        }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_fromdata_init(ctx) == 1,
+              EVP_PKEY_fromdata(ctx, &pkey, copenssl_selection_key_parameters(), params) == 1,
+              let pkey
+        else { preconditionFailure("EC parameters for \(curve) failed: \(OpenSSLErrors.drain())") }
+        pointer = pkey
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
 }
 
 extension EllipticCurve {

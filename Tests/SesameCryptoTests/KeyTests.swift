@@ -112,6 +112,31 @@ import Testing
         #expect(throws: CryptoError.invalidKey) { try PublicKey(ellipticCurve: .p256, x: good.x, y: y) }
     }
 
+    @Test func anSPKIHoldingThePointAtInfinityIsRejected() {
+        // SubjectPublicKeyInfo { id-ecPublicKey, prime256v1 } with subjectPublicKey = 0x00 (infinity):
+        // accepting it would let anyone forge ECDSA signatures.
+        let der = [UInt8](hex: "3019301306072a8648ce3d020106082a8648ce3d030107030200" + "00")
+        #expect(throws: CryptoError.invalidKey) { try PublicKey(derEncodedSubjectPublicKeyInfo: der) }
+    }
+
+    @Test func aCompressedPointSPKIIsAcceptedAndReportsItsCoordinates() throws {
+        let key = PrivateKey.generate(.p256)
+        let point = try #require(key.publicKey.ellipticCurvePoint)
+        let prefix: UInt8 = point.y[31] & 1 == 0 ? 0x02 : 0x03
+        let der = [UInt8](hex: "3039301306072a8648ce3d020106082a8648ce3d030107032200") + [prefix] + point.x
+        let compressed = try PublicKey(derEncodedSubjectPublicKeyInfo: der)
+        #expect(compressed.kind == .ellipticCurve(.p256))
+        #expect(compressed.ellipticCurvePoint?.x == point.x)
+        #expect(compressed.ellipticCurvePoint?.y == point.y)
+        let message: [UInt8] = [1, 2, 3]
+        #expect(compressed.isValidSignature(key.signature(for: message), for: message, algorithm: .ecdsaSHA256))
+    }
+
+    @Test func coordinatesOutsideTheFieldAreRejected() {
+        let ones = [UInt8](repeating: 0xff, count: 32)
+        #expect(throws: CryptoError.invalidKey) { try PublicKey(ellipticCurve: .p256, x: ones, y: ones) }
+    }
+
     @Test func coordinateByteCountsMatchTheCurves() {
         #expect(EllipticCurve.p256.coordinateByteCount == 32)
         #expect(EllipticCurve.p384.coordinateByteCount == 48)
