@@ -67,7 +67,7 @@ build_library() {  # build_library MODULE SOURCE_DIR [extra stamp inputs...]; se
         rm -f "$BUILD/$module.stamp"
         "$SWIFTC" "${SWIFT_FLAGS[@]}" -wmo -module-name "$module" -emit-library -static \
             -emit-module -emit-module-path "$BUILD/$module.swiftmodule" \
-            -o "$BUILD/lib$module.a" "${sources[@]}"
+            -o "$BUILD/lib$module.a" "${sources[@]}" || { echo "run.sh: building $module failed" >&2; exit 2; }
         echo "$stamp" > "$BUILD/$module.stamp"
     fi
     LIB_STAMP=$stamp
@@ -91,7 +91,7 @@ for t in "${TARGETS[@]}"; do
     # The gold linker warns "Cannot export local symbol '__asan_...'" for every instrumented global; harmless.
     "$SWIFTC" "${SWIFT_FLAGS[@]}" -module-name "fuzz_$t" "$src" -o "$BIN/$t" \
         -L "$BUILD" -lWebAuthn -lSesameCrypto "${LINK_FLAGS[@]}" -lcrypto \
-        2> >(grep -v "Cannot export local symbol '__asan_" >&2)
+        2> >(grep -v "Cannot export local symbol '__asan_" >&2) || { echo "run.sh: building target $t failed" >&2; exit 2; }
     echo "$stamp" > "$BUILD/$t.stamp"
 done
 echo "build: done in $(( $(date +%s) - build_start )) s"
@@ -123,6 +123,7 @@ for t in "${TARGETS[@]}"; do
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
+    if [[ -n ${execs:-} && ( -z ${rate:-} || ${rate:-0} -eq 0 ) && $elapsed -gt 0 ]]; then rate=$(( execs / elapsed )); fi
     last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
     cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
     ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")

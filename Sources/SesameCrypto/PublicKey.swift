@@ -52,23 +52,34 @@ public final class PublicKey: @unchecked Sendable {
             _ = UnsafeMutableBufferPointer(rebasing: buffer[(1 + size)...]).initialize(from: y)
             count = 1 + 2 * size
         }
-        // Copying a per-curve parameters-only key and setting the point costs about a quarter of
-        // EVP_PKEY_fromdata (which rebuilds the EC_GROUP from its name each time). Setting the point
-        // runs EC_POINT_oct2point, which rejects coordinates >= p and points not on the curve
-        // (EC_POINT_set_affine_coordinates checks EC_POINT_is_on_curve). For these prime-order curves
-        // (cofactor 1) that is the whole of EVP_PKEY_public_check except the n*Q = O scalar
-        // multiplication, which is redundant here and would cost half a verification.
-        guard let pkey = EVP_PKEY_dup(CurveTemplate.for(ellipticCurve).pointer) else {
+        // Array.withUnsafeBytes only rethrows `any Error`, so carry the typed error out in a Result.
+        let pkey = try point.withUnsafeBytes { bytes in
+            Result { () throws(CryptoError) in try Self.ellipticCurveKey(ellipticCurve, uncompressedPoint: bytes) }
+        }.get()
+        self.init(owning: pkey, kind: .ellipticCurve(ellipticCurve))
+    }
+
+    /// Makes an EC `EVP_PKEY` from a 65/97/133-byte uncompressed point (`04 || x || y`).
+    ///
+    /// Copying a per-curve parameters-only key and setting the point costs about a quarter of
+    /// EVP_PKEY_fromdata (which rebuilds the EC_GROUP from its name each time). Setting the point
+    /// runs EC_POINT_oct2point, which rejects coordinates >= p and points not on the curve
+    /// (EC_POINT_set_affine_coordinates checks EC_POINT_is_on_curve). For these prime-order curves
+    /// (cofactor 1) that is all of EVP_PKEY_public_check except its n*Q = O scalar multiplication,
+    /// which is redundant here and would cost half a verification. The uncompressed form cannot
+    /// express the point at infinity.
+    private static func ellipticCurveKey(
+        _ curve: EllipticCurve, uncompressedPoint point: UnsafeRawBufferPointer
+    ) throws(CryptoError) -> OpaquePointer {
+        precondition(point.count == 1 + 2 * curve.coordinateByteCount && point.first == 0x04)
+        guard let pkey = EVP_PKEY_dup(CurveTemplate.for(curve).pointer) else {
             throw .openSSL(.internalFailure, "EVP_PKEY_dup")
         }
-        let set = point.withUnsafeBytes {
-            EVP_PKEY_set1_encoded_public_key(pkey, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
-        }
-        guard set == 1 else {
+        guard EVP_PKEY_set1_encoded_public_key(pkey, point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count) == 1 else {
             EVP_PKEY_free(pkey)
             throw .openSSL(.invalidKey, "EC point rejected (EVP_PKEY_set1_encoded_public_key)")
         }
-        self.init(owning: pkey, kind: .ellipticCurve(ellipticCurve))
+        return pkey
     }
 
     /// Creates an Ed25519 public key from its 32-byte encoding (RFC 8032).
@@ -78,11 +89,19 @@ public final class PublicKey: @unchecked Sendable {
         guard raw.count == 32 else {
             throw CryptoError(.invalidKey, "Ed25519 public key must be 32 bytes, got \(raw.count)")
         }
-        let pkey = raw.withUnsafeBytes {
-            EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), 32)
-        }
-        guard let pkey else { throw .openSSL(.invalidKey, "EVP_PKEY_new_raw_public_key") }
+        let pkey = try raw.withUnsafeBytes { bytes in
+            Result { () throws(CryptoError) in try Self.ed25519Key(bytes) }
+        }.get()
         self.init(owning: pkey, kind: .ed25519)
+    }
+
+    /// Makes an Ed25519 `EVP_PKEY` from 32 raw bytes.
+    private static func ed25519Key(_ raw: UnsafeRawBufferPointer) throws(CryptoError) -> OpaquePointer {
+        precondition(raw.count == 32)
+        guard let pkey = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), 32) else {
+            throw .openSSL(.invalidKey, "EVP_PKEY_new_raw_public_key")
+        }
+        return pkey
     }
 
     /// Creates an RSA public key from its modulus and public exponent.
@@ -117,6 +136,10 @@ public final class PublicKey: @unchecked Sendable {
     /// - Throws: ``CryptoError/invalidKey`` for malformed DER, trailing bytes, or an unsupported key type or size.
     public convenience init(derEncodedSubjectPublicKeyInfo der: [UInt8]) throws(CryptoError) {
         guard !der.isEmpty, der.count <= Int(Int32.max) else { throw CryptoError(.invalidKey, "empty SPKI") }
+        if let (kind, pkey) = try Self.wellKnownSPKI(der) {
+            self.init(owning: pkey, kind: kind)
+            return
+        }
         var consumed = 0
         let parsed: OpaquePointer? = der.withUnsafeBytes { buffer in
             let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -138,6 +161,42 @@ public final class PublicKey: @unchecked Sendable {
             throw error
         }
         self.init(owning: pkey, kind: kind)
+    }
+
+    /// The exact DER prefixes of the common SubjectPublicKeyInfo encodings (named curve, uncompressed point;
+    /// Ed25519), each followed only by the key bytes.
+    private static let wellKnownPrefixes: [(prefix: [UInt8], kind: Kind, keyLength: Int)] = [
+        ([0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce,
+          0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00], .ellipticCurve(.p256), 65),
+        ([0x30, 0x76, 0x30, 0x10, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00,
+          0x22, 0x03, 0x62, 0x00], .ellipticCurve(.p384), 97),
+        ([0x30, 0x81, 0x9b, 0x30, 0x10, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x05, 0x2b, 0x81, 0x04,
+          0x00, 0x23, 0x03, 0x81, 0x86, 0x00], .ellipticCurve(.p521), 133),
+        ([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00], .ed25519, 32),
+    ]
+
+    /// Builds the key directly when `der` is exactly one of the well-known encodings, or returns nil.
+    ///
+    /// OpenSSL 3.0's generic `d2i_PUBKEY` goes through the provider decoder framework and costs about
+    /// twice an ECDSA verification; WebAuthn servers load stored SPKI keys on every assertion.
+    private static func wellKnownSPKI(_ der: [UInt8]) throws(CryptoError) -> (Kind, OpaquePointer)? {
+        for entry in wellKnownPrefixes where der.count == entry.prefix.count + entry.keyLength {
+            guard der.starts(with: entry.prefix) else { continue }
+            return try der.withUnsafeBytes { bytes in
+                Result { () throws(CryptoError) -> (Kind, OpaquePointer)? in
+                    let key = UnsafeRawBufferPointer(rebasing: bytes[entry.prefix.count...])
+                    switch entry.kind {
+                    case .ellipticCurve(let curve):
+                        // Compressed or hybrid points take the generic path.
+                        guard key.first == 0x04 else { return nil }
+                        return (entry.kind, try ellipticCurveKey(curve, uncompressedPoint: key))
+                    default:
+                        return (entry.kind, try ed25519Key(key))
+                    }
+                }
+            }.get()
+        }
+        return nil
     }
 
     /// Wraps an `EVP_PKEY` the caller owns a reference to; on failure the caller keeps ownership.

@@ -132,6 +132,24 @@ import Testing
         #expect(compressed.isValidSignature(key.signature(for: message), for: message, algorithm: .ecdsaSHA256))
     }
 
+    @Test func spkiEncodingsRoundTripExactly() throws {
+        let encodings = [
+            try Fixture.bytes("es384-pub.der"), try Fixture.bytes("es512-pub.der"), try Fixture.bytes("rsa2048-pub.der"),
+            PrivateKey.generate(.p256).publicKey.derEncodedSubjectPublicKeyInfo,
+            PrivateKey.generate(.ed25519).publicKey.derEncodedSubjectPublicKeyInfo,
+        ]
+        for der in encodings {
+            #expect(try PublicKey(derEncodedSubjectPublicKeyInfo: der).derEncodedSubjectPublicKeyInfo == der)
+        }
+        #expect(try PublicKey(derEncodedSubjectPublicKeyInfo: encodings[4]).kind == .ed25519)
+    }
+
+    @Test func anOffCurvePointInsideAnSPKIIsRejected() {
+        var der = PrivateKey.generate(.p256).publicKey.derEncodedSubjectPublicKeyInfo
+        der[der.count - 1] ^= 1
+        #expect(throws: CryptoError.invalidKey) { try PublicKey(derEncodedSubjectPublicKeyInfo: der) }
+    }
+
     @Test func coordinatesOutsideTheFieldAreRejected() {
         let ones = [UInt8](repeating: 0xff, count: 32)
         #expect(throws: CryptoError.invalidKey) { try PublicKey(ellipticCurve: .p256, x: ones, y: ones) }
