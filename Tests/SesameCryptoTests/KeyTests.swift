@@ -51,6 +51,25 @@ import Testing
         #expect(key.publicKey.isValidSignature(signature, for: message, algorithm: .ecdsaSHA256))
     }
 
+    @Test func oneSharedKeyVerifiesConcurrently() async {
+        let key = PrivateKey.generate(.p256)
+        let message = self.message
+        let signature = key.signature(for: message)
+        let publicKey = key.publicKey
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    // Odd tasks check a tampered message, so failures interleave with successes.
+                    index % 2 == 0
+                        ? publicKey.isValidSignature(signature, for: message, algorithm: .ecdsaSHA256)
+                        : !publicKey.isValidSignature(signature, for: message + [1], algorithm: .ecdsaSHA256)
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 64 && results.allSatisfy { $0 })
+    }
+
     @Test func theKeyRoundTripsThroughCoordinatesAndSPKI() throws {
         let key = PrivateKey.generate(.p256)
         let point = try #require(key.publicKey.ellipticCurvePoint)
