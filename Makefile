@@ -2,6 +2,8 @@
 SWIFT        ?= swift
 DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
 FUZZ_SECONDS ?= 60
+# The test build is strict: any warning or undeclared module import fails it.
+STRICT       := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
 .PHONY: deps build run test bench fuzz clean
 
@@ -17,7 +19,7 @@ run: build
 
 ## test: every test, unit and command-line.
 test: deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 
 ## bench: one JSON line per benchmark (name, value, unit, ceiling, ratio), release build.
