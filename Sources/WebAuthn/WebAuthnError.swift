@@ -41,6 +41,7 @@ public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible,
         public static let credentialIDMismatch = Code("credential_id_mismatch")
         public static let credentialNotAllowed = Code("credential_not_allowed")
         public static let userHandleMismatch = Code("user_handle_mismatch")
+        public static let userHandleMissing = Code("user_handle_missing")
         public static let invalidCredentialType = Code("invalid_credential_type")
         // Attestation
         public static let malformedAttestationObject = Code("malformed_attestation_object")

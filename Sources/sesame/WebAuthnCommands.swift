@@ -13,7 +13,10 @@ enum WebAuthnCommands {
               [--trust-anchor PEM_FILE ...] [--now ISO8601]   < RegistrationResponseJSON
           sesame webauthn verify-authentication --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
               --public-key B64URL_COSE_KEY --sign-count N [--backup-eligible true|false]
-              [--require-user-verification] [--top-origin ORIGIN ...]   < AuthenticationResponseJSON
+              [--user-handle B64URL] [--require-user-verification] [--top-origin ORIGIN ...]
+              < AuthenticationResponseJSON
+          --user-handle names the account identified before the ceremony (and owning the credential);
+          without it the sign-in is usernameless and the response must carry userHandle.
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -75,6 +78,9 @@ enum WebAuthnCommands {
         case "false": backupEligible = false
         default: throw Arguments.UsageError(message: "--backup-eligible must be true or false")
         }
+        let userHandle = try args.optional("--user-handle").map { value throws(Arguments.UsageError) in
+            try decodeFlag(value, "--user-handle")
+        }
         try args.finish()
         let input = try readStandardInput()
 
@@ -82,9 +88,9 @@ enum WebAuthnCommands {
             let credential = try AuthenticationCredential(json: input)
             // The stored key is the relying party's own data; a bad one is reported like any failed step.
             let record = CredentialRecord(id: credential.rawID, publicKey: try COSEKey(cborEncoded: publicKeyBytes),
-                                          signCount: signCount, backupEligible: backupEligible)
-            let result = try AuthenticationVerifier.verify(
-                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge), record: record)
+                                          signCount: signCount, backupEligible: backupEligible, userHandle: userHandle)
+            let expectations = AuthenticationExpectations(policy: policy, challenge: challenge, identifiedUserHandle: userHandle)
+            let result = try AuthenticationVerifier.verify(credential, expectations: expectations, record: record)
             return AuthenticationOutput(
                 verified: true, credentialId: Base64URL.encode(result.credentialID), newSignCount: result.newSignCount,
                 userVerified: result.userVerified, backupEligible: result.backupEligible, backedUp: result.backedUp)

@@ -190,5 +190,12 @@ struct SesameProcess {
         #expect(try SesameProcess.run(badKey, stdin: input).json["error"] as? String == "invalid_cose_key")
         let changed = try SesameProcess.run(arguments(fixture, signCount: 0, ["--backup-eligible", "true"]), stdin: input)
         #expect(changed.json["error"] as? String == "backup_eligibility_changed")
+        let otherUser = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1])]), stdin: input)
+        #expect(otherUser.json["error"] as? String == "user_handle_mismatch")
+        fixture.userHandle = nil
+        let anonymous = CeremonyFixture.json(fixture.authentication())
+        #expect(try SesameProcess.run(arguments(fixture, signCount: 0), stdin: anonymous).json["error"] as? String == "user_handle_missing")
+        let identified = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1])]), stdin: anonymous)
+        #expect(identified.status == 0)
     }
 }

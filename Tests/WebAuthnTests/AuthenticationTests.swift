@@ -7,24 +7,24 @@ import Testing
 /// §7.2: genuine assertions pass; each step has a negative case built by mutating a valid one.
 @Suite struct AuthenticationTests {
     func verify(_ fixture: CeremonyFixture, credential: AuthenticationCredential? = nil, policy: RelyingPartyPolicy? = nil,
-                record: CredentialRecord? = nil, allowed: [[UInt8]] = []) throws -> VerifiedAuthentication {
+                record: CredentialRecord? = nil, allowed: [[UInt8]] = [], identified: [UInt8]? = nil) throws -> VerifiedAuthentication {
         try AuthenticationVerifier.verify(
             credential ?? fixture.authentication(),
             expectations: AuthenticationExpectations(policy: policy ?? fixture.policy, challenge: fixture.challenge,
-                                                     allowedCredentialIDs: allowed),
+                                                     allowedCredentialIDs: allowed, identifiedUserHandle: identified),
             record: try record ?? fixture.record())
     }
 
     func expectRejection(_ code: WebAuthnError.Code, credential: AuthenticationCredential? = nil,
                          policy: RelyingPartyPolicy? = nil, record: CredentialRecord? = nil, allowed: [[UInt8]] = [],
-                         keyKind: PrivateKey.Kind = .p256, _ mutate: (inout CeremonyFixture) throws -> Void = { _ in }) throws {
+                         identified: [UInt8]? = nil, keyKind: PrivateKey.Kind = .p256, _ mutate: (inout CeremonyFixture) throws -> Void = { _ in }) throws {
         // Policy and record come from the fixture as it was, so a mutation breaks only the response.
         let original = CeremonyFixture(keyKind: keyKind)
         var fixture = original
         try mutate(&fixture)
         let error = #expect(throws: WebAuthnError.self) {
             try verify(fixture, credential: credential, policy: policy ?? original.policy,
-                       record: record ?? original.record(), allowed: allowed)
+                       record: record ?? original.record(), allowed: allowed, identified: identified)
         }
         #expect(error?.code == code, "\(error.map(String.init(reflecting:)) ?? "no error")")
     }
@@ -61,8 +61,21 @@ import Testing
         try expectRejection(.credentialNotAllowed, allowed: [[1, 2, 3]])
     }
 
-    @Test("step 6: userHandle of another user, or a response for another credential")
+    @Test("step 6: identified user: a credential or userHandle of another account fails, no userHandle is fine")
+    func identifiedUser() throws {
+        let fixture = CeremonyFixture()
+        try expectRejection(.userHandleMismatch, identified: Array("user-2".utf8))
+        try expectRejection(.userHandleMismatch, record: try fixture.record(), identified: fixture.userHandle) {
+            $0.userHandle = Array("user-2".utf8)
+        }
+        var anonymous = fixture
+        anonymous.userHandle = nil
+        _ = try verify(anonymous, record: try fixture.record(), identified: fixture.userHandle)
+    }
+
+    @Test("step 6: usernameless: userHandle missing, or naming another user, or a response for another credential")
     func wrongOwner() throws {
+        try expectRejection(.userHandleMissing) { $0.userHandle = nil }
         try expectRejection(.userHandleMismatch) { $0.userHandle = Array("user-2".utf8) }
         let fixture = CeremonyFixture()
         var record = try fixture.record()
@@ -76,7 +89,7 @@ import Testing
         let fixture = CeremonyFixture()
         let good = fixture.authentication()
         let short = AuthenticationCredential(rawID: good.rawID, clientDataJSON: good.clientDataJSON,
-                                             authenticatorData: Array(good.authenticatorData.prefix(36)), signature: good.signature)
+                                             authenticatorData: Array(good.authenticatorData.prefix(36)), signature: good.signature, userHandle: good.userHandle)
         try expectRejection(.malformedAuthenticatorData, credential: short)
     }
 
@@ -84,7 +97,7 @@ import Testing
     func malformedClientData() throws {
         let good = CeremonyFixture().authentication()
         let bad = AuthenticationCredential(rawID: good.rawID, clientDataJSON: Array("{".utf8),
-                                           authenticatorData: good.authenticatorData, signature: good.signature)
+                                           authenticatorData: good.authenticatorData, signature: good.signature, userHandle: good.userHandle)
         try expectRejection(.malformedClientData, credential: bad)
     }
 
@@ -148,15 +161,15 @@ import Testing
         var signature = good.signature
         signature[signature.count - 3] ^= 0x01
         let tampered = AuthenticationCredential(rawID: good.rawID, clientDataJSON: good.clientDataJSON,
-                                                authenticatorData: good.authenticatorData, signature: signature)
+                                                authenticatorData: good.authenticatorData, signature: signature, userHandle: good.userHandle)
         try expectRejection(.invalidSignature, credential: tampered)
         var authData = good.authenticatorData
         authData[36] = 9   // counter changed after signing
         let changed = AuthenticationCredential(rawID: good.rawID, clientDataJSON: good.clientDataJSON,
-                                               authenticatorData: authData, signature: good.signature)
+                                               authenticatorData: authData, signature: good.signature, userHandle: good.userHandle)
         try expectRejection(.invalidSignature, credential: changed, record: try fixture.record(signCount: 0))
         let garbage = AuthenticationCredential(rawID: good.rawID, clientDataJSON: good.clientDataJSON,
-                                               authenticatorData: good.authenticatorData, signature: [0x30, 0x00])
+                                               authenticatorData: good.authenticatorData, signature: [0x30, 0x00], userHandle: good.userHandle)
         try expectRejection(.invalidSignature, credential: garbage)
         let otherKey = CeremonyFixture()
         try expectRejection(.invalidSignature, record: try otherKey.record())

@@ -83,11 +83,13 @@ struct W3CVector: Decodable, CustomTestStringConvertible, Sendable {
             rawID: vector.bytes(vector.credentialId), clientDataJSON: vector.bytes(vector.clientDataJSON),
             authenticatorData: vector.bytes(vector.authenticatorData), signature: signature ?? vector.bytes(vector.signature),
             userHandle: vector.userHandle.map { vector.bytes($0) })
+        // The spec's assertions carry no userHandle: the user is identified before the ceremony.
+        let owner = Array("vector-user".utf8)
         let record = CredentialRecord(id: vector.bytes(vector.credentialId), publicKey: try COSEKey(cborEncoded: vector.bytes(vector.credentialPublicKey)),
-                                      signCount: 0, backupEligible: vector.expected.backupEligible)
-        return try AuthenticationVerifier.verify(
-            credential, expectations: AuthenticationExpectations(policy: policy ?? vector.policy, challenge: vector.bytes(vector.challenge)),
-            record: record)
+                                      signCount: 0, backupEligible: vector.expected.backupEligible, userHandle: owner)
+        let expectations = AuthenticationExpectations(policy: policy ?? vector.policy, challenge: vector.bytes(vector.challenge),
+                                                      identifiedUserHandle: owner)
+        return try AuthenticationVerifier.verify(credential, expectations: expectations, record: record)
     }
 
     @Test("the vector files are all there")

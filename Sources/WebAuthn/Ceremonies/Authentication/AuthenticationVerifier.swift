@@ -30,12 +30,17 @@ public struct AuthenticationExpectations: Sendable {
     public var challenge: [UInt8]
     /// The `allowCredentials` IDs; empty for usernameless (discoverable) sign-in.
     public var allowedCredentialIDs: [[UInt8]]
+    /// The user handle of the account identified before the ceremony (by username or session), or nil for
+    /// usernameless sign-in, where the response itself must name the credential's owner.
+    public var identifiedUserHandle: [UInt8]?
 
     /// Creates the expectations of one authentication.
-    public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = []) {
+    public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = [],
+                identifiedUserHandle: [UInt8]? = nil) {
         self.policy = policy
         self.challenge = challenge
         self.allowedCredentialIDs = allowedCredentialIDs
+        self.identifiedUserHandle = identifiedUserHandle
     }
 }
 
@@ -71,13 +76,25 @@ public enum AuthenticationVerifier {
                 throw WebAuthnError(.credentialNotAllowed, "§7.2 step 5: credential not in allowCredentials")
             }
         }
-        // §7.2 step 6: the credential belongs to the user: the record is the one named, and a returned
-        // userHandle is the record's user.
+        // §7.2 step 6: the credential belongs to the user. The record must be the one the response names.
         guard credential.rawID == record.id else {
             throw WebAuthnError(.credentialIDMismatch, "§7.2 step 6: response names another credential")
         }
-        if let returned = credential.userHandle, let owner = record.userHandle {
-            guard constantTimeEquals(returned, owner) else {
+        if let identified = expectations.identifiedUserHandle {
+            // The user was identified before the ceremony: the credential is theirs, and a returned
+            // userHandle names them too.
+            if let owner = record.userHandle, !constantTimeEquals(owner, identified) {
+                throw WebAuthnError(.userHandleMismatch, "§7.2 step 6: credential belongs to another account")
+            }
+            if let returned = credential.userHandle, !constantTimeEquals(returned, identified) {
+                throw WebAuthnError(.userHandleMismatch, "§7.2 step 6: userHandle is not the identified user")
+            }
+        } else {
+            // Usernameless: the response must carry userHandle, and it must be the credential's owner.
+            guard let returned = credential.userHandle else {
+                throw WebAuthnError(.userHandleMissing, "§7.2 step 6: usernameless sign-in without userHandle")
+            }
+            if let owner = record.userHandle, !constantTimeEquals(returned, owner) {
                 throw WebAuthnError(.userHandleMismatch, "§7.2 step 6: userHandle is not the credential's owner")
             }
         }
