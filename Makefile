@@ -21,6 +21,8 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
+	@# The benchmarks must keep running; a short pass checks that, timing nothing.
+	.build/debug/sesame-bench 0.01 1 > /dev/null && echo "sesame-bench smoke run: ok"
 
 ## bench: one JSON line per benchmark (name, value, unit, ceiling, ratio), release build.
 bench: deps

@@ -61,7 +61,8 @@ enum CoreBenchmarks {
         let unsigned = fixture.authentication()
         let signature = key.sign(unsigned.authenticatorData + Digest.sha256(unsigned.clientDataJSON))
         let credential = AuthenticationCredential(rawID: unsigned.rawID, clientDataJSON: unsigned.clientDataJSON,
-                                                  authenticatorData: unsigned.authenticatorData, signature: signature)
+                                                  authenticatorData: unsigned.authenticatorData, signature: signature,
+                                                  userHandle: unsigned.userHandle)
         let coseKey = CBOREncoder.encode(.map([
             CBORMapEntry(.integer(1), .integer(3)), CBORMapEntry(.integer(3), .integer(-257)),
             CBORMapEntry(.integer(-1), .byteString(key.parameter("n"))), CBORMapEntry(.integer(-2), .byteString(key.parameter("e"))),

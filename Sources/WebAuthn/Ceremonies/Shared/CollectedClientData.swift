@@ -1,5 +1,3 @@
-import Foundation
-
 /// The client data a browser or platform collects and the authenticator's signature covers by hash.
 ///
 /// - SeeAlso: [WebAuthn §5.8.1](https://www.w3.org/TR/webauthn-3/#dictdef-collectedclientdata)
@@ -15,31 +13,29 @@ public struct CollectedClientData: Sendable, Hashable {
     /// The top-level origin, present only for cross-origin calls.
     public let topOrigin: String?
 
-    private struct Wire: Decodable {
-        let type: String
-        let challenge: String
-        let origin: String
-        let crossOrigin: Bool?
-        let topOrigin: String?
-    }
-
-    /// Parses `clientDataJSON` (UTF-8 JSON; unknown members are ignored, as the spec requires).
+    /// Parses `clientDataJSON`: one UTF-8 JSON object; unknown members are ignored, as the spec requires, and
+    /// a member name given twice is rejected, so the challenge and origin checked are the ones signed.
     /// - Throws: ``WebAuthnError`` `malformed_client_data`.
     public init(jsonBytes: [UInt8]) throws(WebAuthnError) {
         // §7.1 step 5 / §7.2 step 9: UTF-8 decode; §7.1 step 6 / §7.2 step 10: parse as JSON.
-        guard String(validating: jsonBytes, as: UTF8.self) != nil else {
-            throw WebAuthnError(.malformedClientData, "clientDataJSON is not UTF-8")
+        let members: [String: JSONObjectParser.Value]
+        do { members = try JSONObjectParser.parse(jsonBytes) } catch {
+            throw WebAuthnError(.malformedClientData, "clientDataJSON is not one UTF-8 JSON object")
         }
-        let wire: Wire
-        do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(jsonBytes))
-        } catch {
-            throw WebAuthnError(.malformedClientData, "clientDataJSON is not the expected JSON object")
+        func string(_ name: String) throws(WebAuthnError) -> String {
+            guard case .string(let value)? = members[name] else {
+                throw WebAuthnError(.malformedClientData, "clientDataJSON.\(name) is missing or not a string")
+            }
+            return value
         }
-        type = wire.type
-        challenge = wire.challenge
-        origin = wire.origin
-        crossOrigin = wire.crossOrigin
-        topOrigin = wire.topOrigin
+        type = try string("type")
+        challenge = try string("challenge")
+        origin = try string("origin")
+        switch members["crossOrigin"] {
+        case nil: crossOrigin = nil
+        case .bool(let flag)?: crossOrigin = flag
+        default: throw WebAuthnError(.malformedClientData, "clientDataJSON.crossOrigin is not a boolean")
+        }
+        topOrigin = members["topOrigin"] == nil ? nil : try string("topOrigin")
     }
 }
