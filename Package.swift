@@ -26,6 +26,13 @@ let package = Package(
         .target(name: "SesameCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "WebAuthn", dependencies: ["SesameCrypto"], swiftSettings: swiftSettings),
         .target(
+            name: "SesameHTTP", dependencies: ["CMicroHTTPD", "CSesameShims", "SesameCrypto"], swiftSettings: swiftSettings
+        ),
+        .target(name: "SesameStore", dependencies: ["CSQLite", "CLibPQ"], swiftSettings: swiftSettings),
+        .target(
+            name: "SesameCore", dependencies: ["WebAuthn", "SesameCrypto", "SesameStore"], swiftSettings: swiftSettings
+        ),
+        .target(
             name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
@@ -43,6 +50,9 @@ let package = Package(
             exclude: ["Vectors"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameStore", "WebAuthn", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,0 +1,47 @@
+/// The one error the domain throws; each face maps its ``Code`` to its own wire shape and status.
+///
+/// `description` shows the code only; `detail` (for logs and debugging) stays in `debugDescription`.
+public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// A stable, machine-readable reason.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// An argument is missing or malformed.
+        public static let invalidArgument = Code("invalid_argument")
+        /// The thing named does not exist (or is not visible to the caller).
+        public static let notFound = Code("not_found")
+        /// The change conflicts with existing state (a duplicate, or a relying party ID in use).
+        public static let conflict = Code("conflict")
+        /// No valid credentials were presented.
+        public static let unauthorized = Code("unauthorized")
+        /// The credentials are valid but lack the scope needed.
+        public static let forbidden = Code("forbidden")
+        /// Too many attempts in the current window.
+        public static let rateLimited = Code("rate_limited")
+        /// A challenge or token is unknown, expired or already used.
+        public static let expired = Code("expired")
+        /// A per-user limit (such as passkeys) is reached.
+        public static let limitReached = Code("limit_reached")
+        /// The database cannot be reached.
+        public static let unavailable = Code("unavailable")
+        /// A broken invariant; never expected.
+        public static let internalFailure = Code("internal_failure")
+    }
+
+    public let code: Code
+    /// What exactly was wrong; never contains secrets, challenges or credential IDs.
+    public let detail: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "SesameError(\(code))" }
+    public var debugDescription: String { "SesameError(\(code)): \(detail)" }
+    public static func == (lhs: SesameError, rhs: SesameError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The files a relying party's host serves under `/.well-known/`, generated from the project's platforms.
+public enum WellKnownFiles {
+    /// `apple-app-site-association`: the Apple apps that may use this domain's credentials.
+    ///
+    /// - SeeAlso: [Supporting associated domains](https://developer.apple.com/documentation/xcode/supporting-associated-domains)
+    public static func appleAppSiteAssociation(_ configuration: ProjectConfiguration) -> [UInt8] {
+        let apps = configuration.platforms.compactMap { platform -> String? in
+            if case .apple(let team, let bundle) = platform { return "\(team).\(bundle)" }
+            return nil
+        }
+        return json(["webcredentials": ["apps": apps]])
+    }
+
+    /// `assetlinks.json`: for each Android app, sign-in credential sharing and app links.
+    ///
+    /// - SeeAlso: [Digital Asset Links](https://developers.google.com/digital-asset-links/v1/getting-started)
+    public static func assetLinks(_ configuration: ProjectConfiguration) -> [UInt8] {
+        let statements: [[String: Any]] = configuration.platforms.compactMap { platform in
+            guard case .android(let package, let fingerprints) = platform else { return nil }
+            return [
+                "relation": ["delegate_permission/common.get_login_creds", "delegate_permission/common.handle_all_urls"],
+                "target": [
+                    "namespace": "android_app", "package_name": package,
+                    "sha256_cert_fingerprints": fingerprints.map(PlatformValidation.fingerprintText),
+                ] as [String: Any],
+            ]
+        }
+        return json(statements)
+    }
+
+    /// `webauthn`: the web origins allowed to use this relying party ID (Related Origin Requests).
+    ///
+    /// - SeeAlso: [WebAuthn §5.11](https://www.w3.org/TR/webauthn-3/#sctn-related-origins)
+    public static func relatedOrigins(_ configuration: ProjectConfiguration) -> [UInt8] {
+        let origins = configuration.acceptedOrigins.filter { $0.hasPrefix("https://") && !$0.contains("*") }
+        return json(["origins": origins])
+    }
+
+    private static func json(_ object: Any) -> [UInt8] {
+        // Plain dictionaries and arrays of strings always serialise.
+        Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+    }
+}

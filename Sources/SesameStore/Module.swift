@@ -1,0 +1,1 @@
+// SesameStore: see the module's documentation comments.
