@@ -33,6 +33,10 @@ let package = Package(
             name: "SesameCore", dependencies: ["WebAuthn", "SesameCrypto", "SesameStore"], swiftSettings: swiftSettings
         ),
         .target(
+            name: "SesameServer", dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
@@ -53,6 +57,10 @@ let package = Package(
         .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameStore", "WebAuthn", "SesameTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SesameServerTests", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+
+/// Counters and a latency histogram in Prometheus text format, shared by every worker thread.
+///
+/// Exposes `sesame_http_requests_total{route,method,status}`, `sesame_http_request_duration_seconds`
+/// (a histogram per route) and `sesame_ceremonies_total{ceremony,outcome}`.
+public final class Metrics: Sendable {
+    /// Histogram bucket upper bounds, in seconds.
+    static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    private struct RequestKey: Hashable { let route: String, method: String, status: Int }
+    private struct Histogram {
+        var counts = [UInt64](repeating: 0, count: Metrics.buckets.count)
+        var count: UInt64 = 0
+        var sum: Double = 0
+    }
+    private struct CeremonyKey: Hashable { let ceremony: String, outcome: String }
+    private struct State {
+        var requests: [RequestKey: UInt64] = [:]
+        var latency: [String: Histogram] = [:]
+        var ceremonies: [CeremonyKey: UInt64] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Records one answered request.
+    /// - Parameters:
+    ///   - route: the route pattern (never the concrete path, which may carry IDs); `unmatched` when none.
+    public func recordRequest(route: String, method: String, status: Int, duration: Duration) {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        state.withLock { state in
+            state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+            var histogram = state.latency[route] ?? Histogram()
+            for (index, bound) in Self.buckets.enumerated() where seconds <= bound { histogram.counts[index] += 1 }
+            histogram.count += 1
+            histogram.sum += seconds
+            state.latency[route] = histogram
+        }
+    }
+
+    /// Records the outcome of a ceremony (`registration` or `authentication`; `success` or an error code).
+    public func recordCeremony(_ ceremony: String, outcome: String) {
+        state.withLock { $0.ceremonies[CeremonyKey(ceremony: ceremony, outcome: outcome), default: 0] += 1 }
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    public func exposition() -> String {
+        let state = state.withLock { $0 }
+        var lines: [String] = []
+        lines.append("# HELP sesame_http_requests_total HTTP requests answered, by route pattern, method and status.")
+        lines.append("# TYPE sesame_http_requests_total counter")
+        for (key, value) in state.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            lines.append("sesame_http_requests_total{route=\"\(escape(key.route))\",method=\"\(key.method)\",status=\"\(key.status)\"} \(value)")
+        }
+        lines.append("# HELP sesame_http_request_duration_seconds Time from request to response, by route pattern.")
+        lines.append("# TYPE sesame_http_request_duration_seconds histogram")
+        for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
+            let label = "route=\"\(escape(route))\""
+            for (index, bound) in Self.buckets.enumerated() {
+                lines.append("sesame_http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(histogram.counts[index])")
+            }
+            lines.append("sesame_http_request_duration_seconds_bucket{\(label),le=\"+Inf\"} \(histogram.count)")
+            lines.append("sesame_http_request_duration_seconds_sum{\(label)} \(histogram.sum)")
+            lines.append("sesame_http_request_duration_seconds_count{\(label)} \(histogram.count)")
+        }
+        lines.append("# HELP sesame_ceremonies_total WebAuthn ceremonies, by kind and outcome.")
+        lines.append("# TYPE sesame_ceremonies_total counter")
+        for (key, value) in state.ceremonies.sorted(by: { ($0.key.ceremony, $0.key.outcome) < ($1.key.ceremony, $1.key.outcome) }) {
+            lines.append("sesame_ceremonies_total{ceremony=\"\(escape(key.ceremony))\",outcome=\"\(escape(key.outcome))\"} \(value)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
