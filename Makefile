@@ -1,6 +1,9 @@
 # Sesame: every entry point installs the Debian packages it needs (as root) before it builds.
 SWIFT        ?= swift
 DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
+# Tests start a throwaway PostgreSQL cluster; benchmarks drive the server with wrk.
+TEST_PACKAGES  := postgresql
+BENCH_PACKAGES := wrk
 FUZZ_SECONDS ?= 60
 # The test build is strict: any warning or undeclared module import fails it.
 STRICT       := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -13,12 +16,13 @@ deps:
 build: deps
 	$(SWIFT) build --product sesame
 
-## run: the server once it exists (issue 3); until then the command-line help.
+## run: the server on 127.0.0.1:8080 with the embedded SQLite database in ./.sesame (first start prints an admin key).
 run: build
-	$(SWIFT) run sesame --help
+	.build/debug/sesame serve --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080
 
 ## test: every test, unit and command-line.
 test: deps
+	@scripts/ensure-deps.sh $(TEST_PACKAGES)
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 	@# The benchmarks must keep running; a short pass checks that, timing nothing.
@@ -26,6 +30,7 @@ test: deps
 
 ## bench: one JSON line per benchmark (name, value, unit, ceiling, ratio), release build.
 bench: deps
+	@scripts/ensure-deps.sh $(BENCH_PACKAGES)
 	$(SWIFT) build -c release --product sesame-bench
 	.build/release/sesame-bench
 

@@ -34,13 +34,13 @@ let package = Package(
         ),
         .target(
             name: "SesameServer", dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto"],
-            swiftSettings: swiftSettings
+            resources: [.copy("openapi.json")], swiftSettings: swiftSettings
         ),
         .target(
             name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+        .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto", "SesameCore", "SesameServer", "SesameHTTP", "SesameStore"], swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "sesame-bench", dependencies: ["WebAuthn", "SesameCrypto", "SesameTestSupport", "COpenSSL"],
@@ -55,7 +55,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameStore", "WebAuthn", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SesameServerTests", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],

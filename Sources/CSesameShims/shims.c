@@ -63,6 +63,12 @@ void csesame_close(int fd) {
     }
 }
 
+void csesame_stop_listening(int fd) {
+    if (fd >= 0) {
+        (void)shutdown(fd, SHUT_RDWR);
+    }
+}
+
 struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
                                      MHD_AccessHandlerCallback handler, void *context,
                                      MHD_RequestCompletedCallback completed,

@@ -45,3 +45,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
     public static func == (lhs: SesameError, rhs: SesameError) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
+
+extension SesameError {
+    /// An error with this code and no detail, for matching in `catch` and tests.
+    public static func code(_ code: Code) -> SesameError { SesameError(code, "") }
+}

@@ -21,6 +21,10 @@ int csesame_listen(const char *host, uint16_t port, int backlog,
 /// Closes a file descriptor; no retry on `EINTR`, since Linux releases the descriptor even then.
 void csesame_close(int fd);
 
+/// Makes a listening socket refuse new connections (Linux: `shutdown(SHUT_RDWR)` resets the accept queue) while
+/// keeping the descriptor number reserved until `csesame_close`.
+void csesame_stop_listening(int fd);
+
 /// Starts a libmicrohttpd daemon on an already listening socket, since `MHD_start_daemon` is variadic.
 ///
 /// - Parameters:

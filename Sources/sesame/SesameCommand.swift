@@ -2,13 +2,17 @@ import Foundation
 
 /// The `sesame` command: the passkey server and its tools.
 @main
-enum Sesame {
+enum SesameCommand {
     static let usage = """
         Sesame, a self-hosted passkey (WebAuthn) server.
 
         usage: sesame <command> [arguments]
 
         commands:
+          serve                            run the server (see 'sesame serve --help')
+          project create|list|show|set-rp  manage projects and their relying party
+          platform add|list|remove         manage a project's web, Android and Apple platforms
+          apikey create|list|revoke        manage a project's API keys
           webauthn verify-registration     verify a registration response read from stdin
           webauthn verify-authentication   verify an authentication response read from stdin
           help                             show this text
@@ -21,6 +25,14 @@ enum Sesame {
         switch arguments.first {
         case "webauthn":
             exit(WebAuthnCommands.run(Array(arguments.dropFirst())))
+        case "serve":
+            if arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+                print(ServeCommand.usage)
+                return
+            }
+            exit(ServeCommand.run(Array(arguments.dropFirst())))
+        case "project", "platform", "apikey":
+            exit(AdminCommands.run(arguments[0], Array(arguments.dropFirst())))
         case nil, "help", "--help", "-h":
             print(usage)
         default:

@@ -1,0 +1,197 @@
+import Foundation
+import SesameStore
+
+/// A project: the owner of one relying party, its platforms and its API keys.
+public struct Project: Sendable, Hashable {
+    public let id: String
+    public var name: String
+    public var relyingPartyID: String
+    public var relyingPartyName: String
+    /// Authentication methods switched on or off (for example `passkey`, `email-password`).
+    public var authMethods: [String: Bool]
+    public var platforms: [PlatformEntry]
+    public let createdAt: Date
+
+    /// What ceremonies and well-known files are computed from.
+    public var configuration: ProjectConfiguration {
+        ProjectConfiguration(relyingPartyID: relyingPartyID, relyingPartyName: relyingPartyName,
+                             platforms: platforms.map(\.platform))
+    }
+}
+
+/// A platform registered on a project.
+public struct PlatformEntry: Sendable, Hashable {
+    public let id: String
+    public var name: String
+    public var platform: Platform
+    public let createdAt: Date
+}
+
+/// Creates projects and manages their relying party and platforms.
+public struct ProjectService: Sendable {
+    let store: Store
+    let clock: any SesameClock
+
+    /// Creates a project; its relying party ID is checked and lowercased.
+    public func create(name: String, relyingPartyID: String, relyingPartyName: String? = nil,
+                       authMethods: [String: Bool] = ["passkey": true]) throws(SesameError) -> Project {
+        let name = try Self.checkName(name)
+        let rpID = try PlatformValidation.relyingPartyID(relyingPartyID)
+        let now = clock.now()
+        let record = ProjectRecord(id: Identifiers.unique(), name: name, rpID: rpID, rpName: relyingPartyName ?? name,
+                                   authMethods: authMethods, createdAt: now, updatedAt: now)
+        try StoreErrors.map { () throws(StoreError) in try store.projects.create(record) }
+        return Project(record: record, platforms: [])
+    }
+
+    /// The project with `id`.
+    /// - Throws: `not_found`.
+    public func get(_ id: String) throws(SesameError) -> Project {
+        try StoreErrors.map { () throws(StoreError) -> Project in
+            guard let record = try store.projects.get(id: id) else { throw StoreError(.notFound, "project") }
+            return Project(record: record, platforms: try store.platforms.list(projectID: id).compactMap(PlatformEntry.init))
+        }
+    }
+
+    /// Every project, oldest first.
+    public func list() throws(SesameError) -> [Project] {
+        try StoreErrors.map { () throws(StoreError) -> [Project] in
+            var projects: [Project] = []
+            for record in try store.projects.list() {
+                projects.append(Project(record: record, platforms: try store.platforms.list(projectID: record.id).compactMap(PlatformEntry.init)))
+            }
+            return projects
+        }
+    }
+
+    /// Sets the relying party. The ID is permanent once a passkey or a pending registration exists.
+    /// - Throws: `invalid_argument` for a bad ID, `conflict` when the ID is in use, `not_found`.
+    public func setRelyingParty(projectID: String, id: String, name: String) throws(SesameError) -> Project {
+        let rpID = try PlatformValidation.relyingPartyID(id)
+        let name = try Self.checkName(name)
+        do {
+            try store.projects.setRelyingParty(projectID: projectID, rpID: rpID, rpName: name, at: clock.now())
+        } catch where error.code == .conflict {
+            throw SesameError(.conflict, "the relying party ID cannot change once passkeys or pending registrations exist")
+        } catch {
+            throw StoreErrors.translate(error)
+        }
+        return try get(projectID)
+    }
+
+    /// Switches an authentication method on or off.
+    public func setAuthMethod(projectID: String, method: String, enabled: Bool) throws(SesameError) -> Project {
+        var project = try get(projectID)
+        project.authMethods[method] = enabled
+        let record = ProjectRecord(id: project.id, name: project.name, rpID: project.relyingPartyID, rpName: project.relyingPartyName,
+                                   authMethods: project.authMethods, createdAt: project.createdAt, updatedAt: clock.now())
+        try StoreErrors.map { () throws(StoreError) in try store.projects.update(record) }
+        return project
+    }
+
+    /// Adds a platform after checking its fields.
+    public func addPlatform(projectID: String, _ platform: Platform, name: String? = nil) throws(SesameError) -> PlatformEntry {
+        _ = try get(projectID)
+        let entry = PlatformEntry(id: Identifiers.unique(), name: name ?? platform.kind, platform: try Self.validated(platform),
+                                  createdAt: clock.now())
+        try StoreErrors.map { () throws(StoreError) in try store.platforms.add(entry.record(projectID: projectID)) }
+        return entry
+    }
+
+    /// Removes a platform.
+    /// - Throws: `not_found` when the project has no such platform.
+    public func removePlatform(projectID: String, platformID: String) throws(SesameError) {
+        let removed = try StoreErrors.map { () throws(StoreError) in try store.platforms.remove(projectID: projectID, id: platformID) }
+        guard removed else { throw SesameError(.notFound, "platform") }
+    }
+
+    /// The project whose relying party ID is `host` (without port), or the only project when there is one.
+    public func project(servingHost host: String) throws(SesameError) -> Project? {
+        let name = host.split(separator: ":").first.map { String($0).lowercased() } ?? ""
+        let projects = try list()
+        return projects.first { $0.relyingPartyID == name } ?? (projects.count == 1 ? projects[0] : nil)
+    }
+
+    static func validated(_ platform: Platform) throws(SesameError) -> Platform {
+        switch platform {
+        case .web(let hostname):
+            return .web(hostname: try PlatformValidation.hostname(hostname, allowWildcard: true))
+        case .android(let package, let fingerprints):
+            guard !fingerprints.isEmpty, fingerprints.allSatisfy({ $0.count == 32 }) else {
+                throw SesameError(.invalidArgument, "an Android platform needs at least one SHA-256 fingerprint")
+            }
+            return .android(packageName: try PlatformValidation.androidPackageName(package), sha256Fingerprints: fingerprints)
+        case .apple(let team, let bundle):
+            return .apple(teamID: try PlatformValidation.appleTeamID(team), bundleID: try PlatformValidation.appleBundleID(bundle))
+        }
+    }
+
+    static func checkName(_ name: String) throws(SesameError) -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= 128 else {
+            throw SesameError(.invalidArgument, "a name is 1 to 128 characters")
+        }
+        return trimmed
+    }
+}
+
+extension Project {
+    init(record: ProjectRecord, platforms: [PlatformEntry]) {
+        self.init(id: record.id, name: record.name, relyingPartyID: record.rpID, relyingPartyName: record.rpName,
+                  authMethods: record.authMethods, platforms: platforms, createdAt: record.createdAt)
+    }
+}
+
+extension PlatformEntry {
+    /// A stored platform; nil for a row whose fields no longer validate (it is then ignored, not served).
+    init?(record: PlatformRecord) {
+        let platform: Platform
+        switch record.kind {
+        case "web":
+            guard let host = record.hostname else { return nil }
+            platform = .web(hostname: host)
+        case "android":
+            guard let package = record.packageName,
+                  let fingerprints = try? record.sha256Fingerprints.map(PlatformValidation.sha256Fingerprint) else { return nil }
+            platform = .android(packageName: package, sha256Fingerprints: fingerprints)
+        case "apple":
+            guard let team = record.teamID, let bundle = record.bundleID else { return nil }
+            platform = .apple(teamID: team, bundleID: bundle)
+        default:
+            return nil
+        }
+        self.init(id: record.id, name: record.name ?? record.kind, platform: platform, createdAt: record.createdAt)
+    }
+
+    func record(projectID: String) -> PlatformRecord {
+        var record = PlatformRecord(id: id, projectID: projectID, kind: platform.kind, name: name, createdAt: createdAt)
+        switch platform {
+        case .web(let hostname): record.hostname = hostname
+        case .android(let package, let fingerprints):
+            record.packageName = package
+            record.sha256Fingerprints = fingerprints.map(PlatformValidation.fingerprintText)
+        case .apple(let team, let bundle):
+            record.teamID = team
+            record.bundleID = bundle
+        }
+        return record
+    }
+}
+
+/// Maps storage failures to domain errors.
+enum StoreErrors {
+    static func translate(_ error: StoreError) -> SesameError {
+        switch error.code {
+        case .notFound: SesameError(.notFound, error.detail)
+        case .conflict: SesameError(.conflict, error.detail)
+        case .limitReached: SesameError(.limitReached, error.detail)
+        case .unavailable: SesameError(.unavailable, error.detail)
+        default: SesameError(.internalFailure, error.debugDescription)
+        }
+    }
+
+    /// Runs a storage call, translating its error.
+    static func map<T>(_ body: () throws(StoreError) -> T) throws(SesameError) -> T {
+        do { return try body() } catch { throw translate(error) }
+    }
+}

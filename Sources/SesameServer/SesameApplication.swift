@@ -1,0 +1,39 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+
+/// One Sesame server: the domain, its routes, metrics and request log, served over HTTP.
+public final class SesameApplication: Sendable {
+    public let sesame: Sesame
+    public let metrics: Metrics
+    /// Every route, for in-process tests without sockets.
+    public let router: Router
+    private let log: RequestLog?
+
+    /// Assembles the routes over `sesame`; `log` nil turns request logging off.
+    public init(sesame: Sesame, log: RequestLog? = RequestLog()) {
+        self.sesame = sesame
+        self.log = log
+        let metrics = Metrics()
+        self.metrics = metrics
+        var router = Router()
+        PlatformRoutes.add(to: &router, sesame: sesame, metrics: metrics)
+        ManagementAPI.add(to: &router, sesame: sesame)
+        self.router = router
+    }
+
+    /// Records a finished request in the metrics and the log.
+    public func observe(_ request: HTTPRequest, _ response: HTTPResponse, _ duration: Duration) {
+        let route = response.route ?? "unmatched"
+        metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status, duration: duration)
+        log?.record(time: sesame.clock.now(), method: request.method.rawValue, route: route, status: response.status,
+                    duration: duration, remoteAddress: request.remoteAddress)
+    }
+
+    /// An HTTP server for this application.
+    public func makeServer(configuration: HTTPServer.Configuration) -> HTTPServer {
+        HTTPServer(configuration: configuration, responder: router, observer: { [self] request, response, duration in
+            observe(request, response, duration)
+        })
+    }
+}

@@ -1,0 +1,313 @@
+internal import CLibPQ
+import Foundation
+
+/// A PostgreSQL database reached through a pool of libpq connections (default 8).
+///
+/// Every statement goes through `PQexecParams` with bound parameters (text format; byte strings in binary format as
+/// `bytea`), never by splicing values into SQL. Transactions run at read committed; code that needs a
+/// check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization failures and
+/// deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next use; a
+/// caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
+public final class PostgresDatabase: SQLDatabase {
+    public var dialect: SQLDialect { .postgres }
+    private let pool: ConnectionPool<PostgresConnection>
+    private static let attempts = 5
+
+    /// Connects to `url` (a libpq URI such as `postgres://user@/db?host=/run/postgresql`); one connection is
+    /// opened now to report errors early.
+    /// - Parameters:
+    ///   - url: a `postgres://` or `postgresql://` URI; `connect_timeout` defaults to 10 s.
+    ///   - poolSize: the most connections open at once.
+    ///   - acquireTimeout: seconds a caller waits for a free connection.
+    /// - Throws: ``StoreError/Code/unavailable`` when the server cannot be reached or refuses the login.
+    public init(url: String, poolSize: Int = 8, acquireTimeout: Double = 10) throws(StoreError) {
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+            throw StoreError(.invalidData, "PostgreSQL URL must start with postgres:// or postgresql://")
+        }
+        pool = ConnectionPool(
+            size: max(1, poolSize), acquireTimeout: acquireTimeout,
+            open: { () throws(StoreError) -> PostgresConnection in try PostgresConnection(url: url) },
+            isReusable: { $0.isReusable }
+        )
+        try pool.withConnection { _ throws(StoreError) in }
+    }
+
+    public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> T in
+            try pool.withConnection { connection throws(StoreError) -> T in
+                try connection.runTransaction(body)
+            }
+        }
+    }
+
+    public func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> [SQLRow] in
+            try pool.withConnection { connection throws(StoreError) -> [SQLRow] in
+                try connection.run(sql, parameters).rows
+            }
+        }
+    }
+
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
+        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> Int in
+            try pool.withConnection { connection throws(StoreError) -> Int in
+                try connection.run(sql, parameters).changes
+            }
+        }
+    }
+}
+
+/// One libpq connection (`PGconn *`), used by one thread at a time through the pool.
+final class PostgresConnection: SQLConnection {
+    let dialect = SQLDialect.postgres
+    private let handle: OpaquePointer
+
+    init(url: String) throws(StoreError) {
+        // Later keywords override earlier ones; the URI (expanded from dbname) may override the defaults.
+        let keywords = ["connect_timeout", "client_encoding", "dbname"]
+        let values = ["10", "UTF8", url]
+        let connection = withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
+        }
+        guard let connection else { throw StoreError(.unavailable, "libpq could not allocate a connection") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.redact(String(cString: PQerrorMessage(connection)), url: url)
+            PQfinish(connection)
+            throw StoreError(.unavailable, "cannot connect to PostgreSQL: \(message)")
+        }
+        // libpq prints server notices (for example "relation already exists, skipping") to stderr by default.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether the connection may return to the pool: still connected and not inside a transaction.
+    var isReusable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    private var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try run(sql, parameters).rows
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
+        try run(sql, parameters).changes
+    }
+
+    func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        do throws(StoreError) {
+            try run("BEGIN", [])
+        } catch {
+            // Nothing ran yet, so a connection that broke while idle in the pool can be replaced and retried.
+            throw StoreError(error.code, error.detail, transient: error.isTransient || isBroken)
+        }
+        do throws(StoreError) {
+            let result = try body(self)
+            if PQtransactionStatus(handle) == PQTRANS_INERROR {
+                throw StoreError(.internalFailure, "a statement in the transaction failed and its error was ignored")
+            }
+            let tag = try run("COMMIT", []).tag
+            guard tag == "COMMIT" else {
+                throw StoreError(.internalFailure, "PostgreSQL rolled the transaction back at commit")
+            }
+            return result
+        } catch {
+            let status = PQtransactionStatus(handle)
+            if status == PQTRANS_INTRANS || status == PQTRANS_INERROR {
+                if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
+            }
+            throw error
+        }
+    }
+
+    /// Runs one statement with bound parameters.
+    @discardableResult
+    func run(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> (rows: [SQLRow], changes: Int, tag: String) {
+        var types: [Oid] = []
+        var formats: [Int32] = []
+        var lengths: [Int32] = []
+        var buffers: [UnsafeMutablePointer<CChar>?] = []
+        defer { buffers.forEach { $0?.deallocate() } }
+        for (offset, parameter) in parameters.enumerated() {
+            switch parameter {
+            case .null:
+                types.append(0)
+                formats.append(0)
+                lengths.append(0)
+                buffers.append(nil)
+            case .integer(let number):
+                types.append(20)  // int8
+                formats.append(0)
+                lengths.append(0)
+                buffers.append(Self.copy(Array(String(number).utf8), terminated: true))
+            case .text(let text):
+                try checkStorableText(text, index: offset + 1)
+                types.append(0)  // inferred by the server from the statement
+                formats.append(0)
+                lengths.append(0)
+                buffers.append(Self.copy(Array(text.utf8), terminated: true))
+            case .blob(let bytes):
+                guard bytes.count <= Int32.max else { throw StoreError(.invalidData, "blob parameter too large") }
+                types.append(17)  // bytea
+                formats.append(1)
+                lengths.append(Int32(bytes.count))
+                buffers.append(Self.copy(bytes, terminated: false))  // never nil: nil would mean NULL
+            }
+        }
+        let result: OpaquePointer? = buffers.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            PQexecParams(
+                handle, sql, Int32(parameters.count), types, values.baseAddress, lengths, formats, 0
+            )
+        }
+        guard let result else {
+            throw StoreError(
+                isBroken ? .unavailable : .internalFailure,
+                "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))"
+            )
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+            throw error(from: result)
+        }
+        let tag = String(cString: PQcmdStatus(result))
+        let changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+        let rowCount = PQntuples(result)
+        let columnCount = PQnfields(result)
+        guard rowCount > 0 else { return ([], changes, tag) }
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        let columnTypes = (0..<columnCount).map { PQftype(result, $0) }
+        var rows: [SQLRow] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columnCount))
+            for column in 0..<columnCount {
+                if PQgetisnull(result, row, column) != 0 {
+                    values.append(.null)
+                    continue
+                }
+                let length = Int(PQgetlength(result, row, column))
+                let bytes = PQgetvalue(result, row, column).withMemoryRebound(to: UInt8.self, capacity: length) {
+                    UnsafeBufferPointer(start: $0, count: length)
+                }
+                values.append(try Self.decode(bytes, type: columnTypes[Int(column)], column: columns[Int(column)]))
+            }
+            rows.append(SQLRow(columns: columns, values: values))
+        }
+        return (rows, changes, tag)
+    }
+
+    /// Decodes one text-format result value by its type OID.
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, type: Oid, column: String) throws(StoreError) -> SQLValue {
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch type {
+        case 20, 21, 23, 26:  // int8, int2, int4, oid
+            guard let number = Int64(text) else { throw StoreError(.invalidData, "column \(column): bad integer") }
+            return .integer(number)
+        case 1700:  // numeric, for example SUM(bigint); only whole numbers are accepted
+            guard let number = Int64(text) else { throw StoreError(.invalidData, "column \(column): not whole") }
+            return .integer(number)
+        case 16:  // bool
+            return .integer(text == "t" ? 1 : 0)
+        case 17:  // bytea, hex output: \x0a1b...
+            guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x"), bytes.count % 2 == 0
+            else { throw StoreError(.invalidData, "column \(column): unexpected bytea encoding") }
+            var decoded: [UInt8] = []
+            decoded.reserveCapacity((bytes.count - 2) / 2)
+            var index = 2
+            while index < bytes.count {
+                guard let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else {
+                    throw StoreError(.invalidData, "column \(column): bad bytea hex")
+                }
+                decoded.append(high << 4 | low)
+                index += 2
+            }
+            return .blob(decoded)
+        default:
+            return .text(text)
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// Maps a failed result to a ``StoreError`` by SQLSTATE. The detail names the SQLSTATE, constraint, table and
+    /// column, and the primary message only for classes whose messages cannot echo values.
+    private func error(from result: OpaquePointer) -> StoreError {
+        func field(_ code: Int32) -> String? { PQresultErrorField(result, code).map { String(cString: $0) } }
+        let state = field(clibpq_diag_sqlstate()) ?? ""
+        var detail = "PostgreSQL error \(state.isEmpty ? "(no SQLSTATE)" : state)"
+        if let constraint = field(clibpq_diag_constraint_name()) { detail += " constraint \(constraint)" }
+        if let table = field(clibpq_diag_table_name()) { detail += " table \(table)" }
+        if let column = field(clibpq_diag_column_name()) { detail += " column \(column)" }
+        let stateClass = state.prefix(2)
+        if ["42", "08", "53", "57", "25", "0A", "40", "3D", "28"].contains(stateClass) || state.isEmpty,
+            let message = field(clibpq_diag_message_primary())
+        {
+            detail += ": \(message)"
+        }
+        if state.isEmpty && isBroken {
+            detail += ": \(String(cString: PQerrorMessage(handle)))"
+        }
+        switch state {
+        case "23505": return StoreError(.conflict, detail)
+        case "23503": return StoreError(.notFound, detail)
+        case "40001", "40P01": return StoreError(.unavailable, detail, transient: true)
+        default: break
+        }
+        switch stateClass {
+        case "23", "22": return StoreError(.invalidData, detail)
+        case "08", "53", "57": return StoreError(.unavailable, detail)
+        case "": return StoreError(isBroken ? .unavailable : .internalFailure, detail)
+        default: return StoreError(.internalFailure, detail)
+        }
+    }
+
+    /// Copies bytes into a new buffer (never nil, even when empty), optionally NUL-terminated.
+    private static func copy(_ bytes: [UInt8], terminated: Bool) -> UnsafeMutablePointer<CChar> {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+        bytes.withUnsafeBytes { source in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress ?? UnsafeRawPointer(buffer), byteCount: source.count)
+        }
+        buffer[bytes.count] = 0
+        return buffer
+    }
+
+    /// Removes a password that appears in `url` from a libpq message.
+    static func redact(_ message: String, url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return message }
+        let rest = url[schemeEnd.upperBound...]
+        guard let at = rest.lastIndex(of: "@") else { return message }
+        let userInfo = rest[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return message }
+        let password = String(userInfo[userInfo.index(after: colon)...])
+        guard !password.isEmpty else { return message }
+        var redacted = message.replacingOccurrences(of: password, with: "***")
+        if let decoded = password.removingPercentEncoding, !decoded.isEmpty {
+            redacted = redacted.replacingOccurrences(of: decoded, with: "***")
+        }
+        return redacted
+    }
+}
+
+@available(*, unavailable) extension PostgresConnection: Sendable {}
+
+/// Calls `body` with a C array of NUL-terminated copies of `strings`, followed by a NULL entry.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// One versioned schema change, written once in portable SQL with the dialect's few differences.
+struct Migration: Sendable {
+    let version: Int64
+    let name: String
+    let statements: @Sendable (SQLDialect) -> [String]
+}
+
+/// Applies pending migrations, each in its own transaction, recorded in `schema_migrations`.
+///
+/// Concurrent starters are safe: on PostgreSQL each transaction first takes a transaction-scoped advisory lock, so
+/// starters queue and each re-checks the version under the lock; on SQLite `BEGIN IMMEDIATE` does the same.
+/// `schema_migrations` itself is created inside that lock, so two first starters never race on it.
+enum Migrator {
+    /// The advisory lock key: "SESAME" in ASCII.
+    static let lockKey: Int64 = 0x5345_5341_4D45
+
+    static func migrate(_ database: any SQLDatabase, migrations: [Migration] = Schema.migrations) throws(StoreError) {
+        let latest = migrations.map(\.version).max() ?? 0
+        for migration in migrations.sorted(by: { $0.version < $1.version }) {
+            do throws(StoreError) {
+                try database.transaction { connection throws(StoreError) in
+                    if connection.dialect == .postgres {
+                        _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)])
+                    }
+                    try connection.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations "
+                            + "(version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+                    )
+                    let newest = try connection.queryFirst(
+                        "SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations", []
+                    )?.integer("version") ?? 0
+                    if newest > latest {
+                        throw StoreError(
+                            .migrationFailed, "database schema version \(newest) is newer than this build's \(latest)"
+                        )
+                    }
+                    let applied = try connection.queryFirst(
+                        "SELECT version FROM schema_migrations WHERE version = $1", [.integer(migration.version)]
+                    )
+                    guard applied == nil else { return }
+                    for statement in migration.statements(connection.dialect) {
+                        try connection.execute(statement)
+                    }
+                    try connection.execute(
+                        "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                        [.integer(migration.version), .text(migration.name), .date(Date())]
+                    )
+                }
+            } catch where error.code == .migrationFailed || error.code == .unavailable {
+                throw error
+            } catch {
+                throw StoreError(.migrationFailed, "migration \(migration.version) failed: \(error.debugDescription)")
+            }
+        }
+    }
+}
+
+/// The schema, as migrations. Times are BIGINT milliseconds since 1970, booleans INTEGER 0/1, JSON as TEXT.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "initial schema") { dialect in
+            let blob = dialect.blobType
+            return [
+                """
+                CREATE TABLE projects (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    rp_id TEXT NOT NULL,
+                    rp_name TEXT NOT NULL,
+                    auth_methods TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE platforms (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    name TEXT,
+                    hostname TEXT,
+                    package_name TEXT,
+                    sha256_fingerprints TEXT,
+                    team_id TEXT,
+                    bundle_id TEXT,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX platforms_project ON platforms (project_id)",
+                """
+                CREATE TABLE api_keys (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    secret_hash \(blob) NOT NULL UNIQUE,
+                    scopes TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT,
+                    revoked_at BIGINT
+                )
+                """,
+                "CREATE INDEX api_keys_project ON api_keys (project_id)",
+                """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    email TEXT,
+                    name TEXT,
+                    password_hash TEXT,
+                    status TEXT NOT NULL DEFAULT 'active',
+                    user_handle \(blob) NOT NULL UNIQUE,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    UNIQUE (project_id, email)
+                )
+                """,
+                """
+                CREATE TABLE credentials (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    rp_id TEXT NOT NULL,
+                    credential_id \(blob) NOT NULL,
+                    public_key \(blob) NOT NULL,
+                    algorithm BIGINT NOT NULL,
+                    sign_count BIGINT NOT NULL,
+                    backup_eligible INTEGER NOT NULL,
+                    backed_up INTEGER NOT NULL,
+                    user_verified INTEGER NOT NULL,
+                    aaguid TEXT,
+                    transports TEXT NOT NULL,
+                    attestation_format TEXT,
+                    name TEXT,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT,
+                    UNIQUE (rp_id, credential_id)
+                )
+                """,
+                "CREATE INDEX credentials_user ON credentials (user_id)",
+                "CREATE INDEX credentials_project ON credentials (project_id)",
+                """
+                CREATE TABLE challenges (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    purpose TEXT NOT NULL,
+                    challenge \(blob) NOT NULL,
+                    user_id TEXT,
+                    session_id TEXT,
+                    request_id TEXT,
+                    expires_at BIGINT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX challenges_user_purpose ON challenges (user_id, purpose)",
+                "CREATE INDEX challenges_project_purpose ON challenges (project_id, purpose)",
+                "CREATE INDEX challenges_expires ON challenges (expires_at)",
+                """
+                CREATE TABLE rate_limits (
+                    key TEXT NOT NULL,
+                    window_start BIGINT NOT NULL,
+                    count BIGINT NOT NULL,
+                    PRIMARY KEY (key, window_start)
+                )
+                """,
+                "CREATE INDEX rate_limits_window ON rate_limits (window_start)",
+            ]
+        }
+    ]
+}

@@ -1,1 +1,0 @@
-// SesameStore: see the module's documentation comments.

@@ -1,0 +1,103 @@
+import Foundation
+
+/// A one-time challenge for a ceremony; consumed atomically exactly once.
+public struct ChallengeRecord: Sendable, Hashable {
+    /// The purpose of pending passkey registrations; counted by the passkey limit and the relying party rule.
+    public static let registrationPurpose = "registration"
+
+    public var id: String
+    public var projectID: String
+    /// What the challenge is for, for example ``registrationPurpose`` or "authentication".
+    public var purpose: String
+    /// The random challenge bytes.
+    public var challenge: [UInt8]
+    public var userID: String?
+    public var sessionID: String?
+    public var requestID: String?
+    public var expiresAt: Date
+    public var createdAt: Date
+
+    public init(
+        id: String, projectID: String, purpose: String, challenge: [UInt8], userID: String? = nil,
+        sessionID: String? = nil, requestID: String? = nil, expiresAt: Date, createdAt: Date
+    ) {
+        self.id = id
+        self.projectID = projectID
+        self.purpose = purpose
+        self.challenge = challenge
+        self.userID = userID
+        self.sessionID = sessionID
+        self.requestID = requestID
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+    }
+
+    /// Whether the challenge can no longer be used at `now` (expiry is exclusive: valid strictly before it).
+    public func isExpired(at now: Date) -> Bool { now.millisecondsSince1970 >= expiresAt.millisecondsSince1970 }
+}
+
+/// Stores challenges and consumes each at most once.
+public struct ChallengeRepository: Sendable {
+    public let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    private static let columns =
+        "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at"
+
+    /// Inserts a challenge.
+    /// - Throws: ``StoreError/Code/conflict`` when the ID exists, ``StoreError/Code/notFound`` when the project
+    ///   does not.
+    public func create(_ challenge: ChallengeRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO challenges (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            [
+                .text(challenge.id), .text(challenge.projectID), .text(challenge.purpose), .blob(challenge.challenge),
+                .text(challenge.userID), .text(challenge.sessionID), .text(challenge.requestID),
+                .date(challenge.expiresAt), .date(challenge.createdAt),
+            ]
+        )
+    }
+
+    /// Reads a challenge without consuming it (expired ones included).
+    public func get(id: String) throws(StoreError) -> ChallengeRecord? {
+        try database.queryFirst("SELECT \(Self.columns) FROM challenges WHERE id = $1", [.text(id)]).map(Self.record)
+    }
+
+    /// Deletes and returns a challenge in one statement, so that among any number of concurrent callers on any
+    /// number of servers at most one gets it.
+    /// - Returns: the challenge, or `nil` when it is absent or expired (an expired one is deleted too).
+    public func consume(id: String, now: Date) throws(StoreError) -> ChallengeRecord? {
+        let rows = try database.query(
+            "DELETE FROM challenges WHERE id = $1 RETURNING \(Self.columns)", [.text(id)]
+        )
+        guard let row = rows.first else { return nil }
+        let challenge = try Self.record(row)
+        return challenge.isExpired(at: now) ? nil : challenge
+    }
+
+    /// Deletes every challenge that expires at or before `time`.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteExpired(before time: Date) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM challenges WHERE expires_at <= $1", [.date(time)])
+    }
+
+    /// Counts a user's unexpired challenges of one purpose.
+    public func countActive(userID: String, purpose: String, now: Date) throws(StoreError) -> Int {
+        let row = try database.queryFirst(
+            "SELECT COUNT(*) AS n FROM challenges WHERE user_id = $1 AND purpose = $2 AND expires_at > $3",
+            [.text(userID), .text(purpose), .date(now)]
+        )
+        return Int(try row?.integer("n") ?? 0)
+    }
+
+    static func record(_ row: SQLRow) throws(StoreError) -> ChallengeRecord {
+        ChallengeRecord(
+            id: try row.text("id"), projectID: try row.text("project_id"), purpose: try row.text("purpose"),
+            challenge: try row.blob("challenge"), userID: try row.optionalText("user_id"),
+            sessionID: try row.optionalText("session_id"), requestID: try row.optionalText("request_id"),
+            expiresAt: try row.date("expires_at"), createdAt: try row.date("created_at")
+        )
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+
+/// One value bound to, or read from, a SQL statement.
+///
+/// Only four shapes exist so that both backends store exactly the same thing: booleans are `integer` 0 or 1,
+/// times are `integer` milliseconds since 1970, and JSON is `text`.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case blob([UInt8])
+}
+
+extension SQLValue {
+    /// The value for an optional string: `.null` when `nil`.
+    static func text(_ value: String?) -> SQLValue { value.map { .text($0) } ?? .null }
+    /// A boolean as `integer` 0 or 1.
+    static func bool(_ value: Bool) -> SQLValue { .integer(value ? 1 : 0) }
+    /// A date as `integer` milliseconds since 1970.
+    static func date(_ value: Date) -> SQLValue { .integer(value.millisecondsSince1970) }
+    /// An optional date: `.null` when `nil`.
+    static func date(_ value: Date?) -> SQLValue { value.map { .date($0) } ?? .null }
+    /// An `Int` as `integer`.
+    static func int(_ value: Int) -> SQLValue { .integer(Int64(value)) }
+}
+
+extension Date {
+    /// Whole milliseconds since 1970 (rounded down), the store's time representation.
+    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// The date `milliseconds` after 1970.
+    init(millisecondsSince1970 milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}
+
+/// One result row; values are read by column name and throw ``StoreError`` on a missing column or a wrong type.
+public struct SQLRow: Sendable {
+    /// The column names, in result order.
+    public let columns: [String]
+    /// The values, in the same order as `columns`.
+    public let values: [SQLValue]
+
+    /// Creates a row; `columns` and `values` must have the same length.
+    public init(columns: [String], values: [SQLValue]) {
+        precondition(columns.count == values.count, "a row needs one value per column")
+        self.columns = columns
+        self.values = values
+    }
+
+    /// The raw value of a column.
+    /// - Throws: ``StoreError/Code/invalidData`` when the row has no such column.
+    public func value(_ column: String) throws(StoreError) -> SQLValue {
+        guard let index = columns.firstIndex(of: column) else {
+            throw StoreError(.invalidData, "result has no column \(column)")
+        }
+        return values[index]
+    }
+
+    /// A non-null integer column.
+    public func integer(_ column: String) throws(StoreError) -> Int64 {
+        guard let value = try optionalInteger(column) else { throw Self.unexpectedNull(column) }
+        return value
+    }
+
+    /// An integer column that may be null.
+    public func optionalInteger(_ column: String) throws(StoreError) -> Int64? {
+        switch try value(column) {
+        case .null: return nil
+        case .integer(let value): return value
+        default: throw Self.wrongType(column, "integer")
+        }
+    }
+
+    /// A non-null text column.
+    public func text(_ column: String) throws(StoreError) -> String {
+        guard let value = try optionalText(column) else { throw Self.unexpectedNull(column) }
+        return value
+    }
+
+    /// A text column that may be null.
+    public func optionalText(_ column: String) throws(StoreError) -> String? {
+        switch try value(column) {
+        case .null: return nil
+        case .text(let value): return value
+        default: throw Self.wrongType(column, "text")
+        }
+    }
+
+    /// A non-null blob column.
+    public func blob(_ column: String) throws(StoreError) -> [UInt8] {
+        guard let value = try optionalBlob(column) else { throw Self.unexpectedNull(column) }
+        return value
+    }
+
+    /// A blob column that may be null.
+    public func optionalBlob(_ column: String) throws(StoreError) -> [UInt8]? {
+        switch try value(column) {
+        case .null: return nil
+        case .blob(let value): return value
+        default: throw Self.wrongType(column, "blob")
+        }
+    }
+
+    /// A non-null boolean column, stored as integer 0 or 1.
+    public func bool(_ column: String) throws(StoreError) -> Bool {
+        switch try integer(column) {
+        case 0: return false
+        case 1: return true
+        default: throw Self.wrongType(column, "boolean 0/1")
+        }
+    }
+
+    /// A non-null time column, stored as integer milliseconds since 1970.
+    public func date(_ column: String) throws(StoreError) -> Date {
+        Date(millisecondsSince1970: try integer(column))
+    }
+
+    /// A time column that may be null.
+    public func optionalDate(_ column: String) throws(StoreError) -> Date? {
+        try optionalInteger(column).map { Date(millisecondsSince1970: $0) }
+    }
+
+    private static func unexpectedNull(_ column: String) -> StoreError {
+        StoreError(.invalidData, "column \(column) is null")
+    }
+
+    private static func wrongType(_ column: String, _ expected: String) -> StoreError {
+        StoreError(.invalidData, "column \(column) is not \(expected)")
+    }
+}
+
+/// The SQL flavour of a backend, for the few statements that differ (DDL types, row locks).
+public enum SQLDialect: Sendable, Hashable {
+    case sqlite
+    case postgres
+
+    /// The column type for byte strings: `BLOB` or `BYTEA`.
+    public var blobType: String { self == .postgres ? "BYTEA" : "BLOB" }
+    /// The row-lock suffix for a `SELECT` inside a transaction: ` FOR UPDATE` on PostgreSQL, nothing on SQLite
+    /// (where `BEGIN IMMEDIATE` already serializes writers).
+    public var forUpdate: String { self == .postgres ? " FOR UPDATE" : "" }
+}
+
+/// One database connection inside a transaction; statements use `$1`...`$n` placeholders on every backend.
+///
+/// A connection is handed to one ``SQLDatabase/transaction(_:)`` body at a time and must not escape it.
+/// After any statement fails, the transaction is aborted on both backends: later statements and the commit fail.
+public protocol SQLConnection {
+    /// The SQL flavour of this connection.
+    var dialect: SQLDialect { get }
+    /// Runs one statement and returns its rows.
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
+    /// Runs one statement and returns the number of rows it changed.
+    @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int
+}
+
+/// A database: a pool of connections that runs single statements and transactions.
+public protocol SQLDatabase: Sendable {
+    /// The SQL flavour of this database.
+    var dialect: SQLDialect { get }
+    /// Runs `body` in one transaction on one connection, committing when it returns and rolling back when it throws.
+    ///
+    /// SQLite uses `BEGIN IMMEDIATE` (writers are serialized); PostgreSQL uses `BEGIN` (read committed). A busy
+    /// database or a serialization failure or deadlock reruns `body` a few times, so `body` must have no effects
+    /// outside the database.
+    func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T
+    /// Runs one statement outside an explicit transaction (autocommit) and returns its rows.
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
+    /// Runs one statement outside an explicit transaction (autocommit) and returns the number of rows it changed.
+    @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int
+}
+
+extension SQLConnection {
+    /// Runs a statement without parameters.
+    @discardableResult func execute(_ sql: String) throws(StoreError) -> Int { try execute(sql, []) }
+    /// The first row of a query, if any.
+    func queryFirst(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> SQLRow? {
+        try query(sql, parameters).first
+    }
+}
+
+extension SQLDatabase {
+    /// The first row of a query, if any.
+    func queryFirst(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> SQLRow? {
+        try query(sql, parameters).first
+    }
+}
+
+/// Retries `operation` while it throws a transient error, with a short growing, jittered pause between tries.
+func withTransientRetry<T>(
+    attempts: Int, _ operation: () throws(StoreError) -> T
+) throws(StoreError) -> T {
+    var attempt = 1
+    while true {
+        do {
+            return try operation()
+        } catch where error.isTransient && attempt < attempts {
+            let pause = Double(attempt) * 0.01 + Double.random(in: 0...0.02)
+            Thread.sleep(forTimeInterval: pause)
+            attempt += 1
+        } catch where error.isTransient {
+            throw StoreError(error.code, error.detail + " (after \(attempt) attempts)")
+        }
+    }
+}
+
+/// Checks that a text parameter can be stored identically on both backends (PostgreSQL text cannot hold NUL).
+func checkStorableText(_ text: String, index: Int) throws(StoreError) {
+    if text.utf8.contains(0) {
+        throw StoreError(.invalidData, "text parameter $\(index) contains a NUL character")
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+
+/// The storage entry point: a migrated database and the repositories over it.
+///
+/// Repositories are written once in portable SQL, so SQLite and PostgreSQL behave the same. Every call blocks the
+/// calling thread; callers are HTTP worker threads, never the cooperative pool.
+public final class Store: Sendable {
+    /// The database the repositories use.
+    public let database: any SQLDatabase
+
+    /// Wraps an open database and applies pending migrations.
+    /// - Throws: ``StoreError/Code/migrationFailed`` when the schema cannot be brought up to date.
+    public init(database: any SQLDatabase) throws(StoreError) {
+        self.database = database
+        try Migrator.migrate(database)
+    }
+
+    /// Opens `sqlite:PATH` (creating folders as needed) or a `postgres://` / `postgresql://` libpq URI, and
+    /// applies pending migrations.
+    /// - Parameter url: for example `sqlite:/var/lib/sesame/sesame.db` or `postgres://sesame@/sesame?host=/run/pg`.
+    /// - Throws: ``StoreError/Code/invalidData`` for an unsupported URL, ``StoreError/Code/unavailable`` when the
+    ///   database cannot be opened, ``StoreError/Code/migrationFailed`` when migrating fails.
+    public static func open(_ url: String) throws(StoreError) -> Store {
+        if url.hasPrefix("sqlite:") {
+            var path = String(url.dropFirst("sqlite:".count))
+            if path.hasPrefix("//") { path.removeFirst(2) }  // sqlite:///abs/path
+            guard !path.isEmpty else { throw StoreError(.invalidData, "sqlite: URL without a path") }
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(.unavailable, "cannot create the database folder")
+            }
+            return try Store(database: SQLiteDatabase(path: path))
+        }
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            return try Store(database: PostgresDatabase(url: url))
+        }
+        // The URL is not echoed: it may carry a password.
+        throw StoreError(.invalidData, "unsupported store URL: expected sqlite:PATH or postgres://...")
+    }
+
+    /// The newest schema version this build knows.
+    public static var schemaVersion: Int64 { Schema.migrations.map(\.version).max() ?? 0 }
+
+    /// Checks that the database answers (`SELECT 1`).
+    /// - Throws: ``StoreError/Code/unavailable`` (or another code) when it does not.
+    public func healthCheck() throws(StoreError) {
+        let rows = try database.query("SELECT 1 AS ok", [])
+        guard try rows.first?.integer("ok") == 1 else {
+            throw StoreError(.internalFailure, "health check returned an unexpected row")
+        }
+    }
+
+    /// Projects and their relying parties.
+    public var projects: ProjectRepository { ProjectRepository(database: database) }
+    /// The platforms (web, Android, Apple) of projects.
+    public var platforms: PlatformRepository { PlatformRepository(database: database) }
+    /// Hashed API keys.
+    public var apiKeys: APIKeyRepository { APIKeyRepository(database: database) }
+    /// One-time challenges.
+    public var challenges: ChallengeRepository { ChallengeRepository(database: database) }
+    /// Fixed-window rate-limit counters.
+    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
+    /// Users of projects.
+    public var users: UserRepository { UserRepository(database: database) }
+    /// Passkeys.
+    public var credentials: CredentialRepository { CredentialRepository(database: database) }
+
+    /// Runs `body` in one transaction whose repositories all use that transaction, so several operations commit or
+    /// roll back together.
+    ///
+    /// Repository calls inside join the transaction (their own transactions nest into it). The repositories of
+    /// `transaction` must not be used after `body` returns, nor from another thread: doing so traps.
+    /// `body` may run more than once (busy database, deadlock), so it must not have effects outside the database.
+    public func transaction<T>(_ body: (StoreTransaction) throws(StoreError) -> T) throws(StoreError) -> T {
+        try database.transaction { connection throws(StoreError) -> T in
+            let scope = TransactionScope(connection: connection)
+            defer { scope.end() }
+            return try body(StoreTransaction(database: scope))
+        }
+    }
+}
+
+/// The repositories of one open transaction; see ``Store/transaction(_:)``.
+public struct StoreTransaction {
+    /// A database whose statements all run in the open transaction.
+    public let database: any SQLDatabase
+    public var projects: ProjectRepository { ProjectRepository(database: database) }
+    public var platforms: PlatformRepository { PlatformRepository(database: database) }
+    public var apiKeys: APIKeyRepository { APIKeyRepository(database: database) }
+    public var challenges: ChallengeRepository { ChallengeRepository(database: database) }
+    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
+    public var users: UserRepository { UserRepository(database: database) }
+    public var credentials: CredentialRepository { CredentialRepository(database: database) }
+}
+
+@available(*, unavailable) extension StoreTransaction: Sendable {}
+
+/// A database view of one open transaction: statements go to its connection, and `transaction` joins it.
+///
+/// `@unchecked Sendable` so that repositories (which are `Sendable`) can hold it. The invariant, checked at run time
+/// on every call: it is used only on the thread that runs the transaction body, and only until the body returns.
+private final class TransactionScope: SQLDatabase, @unchecked Sendable {
+    private let connection: any SQLConnection
+    private let thread = Thread.current
+    private let active = Atomic<Bool>(true)
+
+    init(connection: any SQLConnection) {
+        self.connection = connection
+    }
+
+    var dialect: SQLDialect { connection.dialect }
+
+    func end() { active.store(false, ordering: .releasing) }
+
+    private func check() {
+        precondition(active.load(ordering: .acquiring), "a StoreTransaction was used after its transaction ended")
+        precondition(Thread.current === thread, "a StoreTransaction was used from another thread")
+    }
+
+    func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        check()
+        return try body(connection)
+    }
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        check()
+        return try connection.query(sql, parameters)
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
+        check()
+        return try connection.execute(sql, parameters)
+    }
+}

@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import SesameCore
+import SesameHTTP
+import SesameServer
+import SesameStore
+
+/// `sesame serve`: runs the server until SIGTERM or SIGINT, then stops gracefully and exits 0.
+enum ServeCommand {
+    static let usage = """
+        usage: sesame serve [--db sqlite:PATH | postgres://...] [--listen HOST:PORT] [--threads N]
+                            [--max-body BYTES] [--connection-timeout SECONDS] [--log json|off]
+          Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
+          SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG. Flags win.
+          Defaults: --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080 --log json
+        """
+
+    static func run(_ raw: [String]) -> Int32 {
+        do {
+            var args = try Arguments(raw, booleanFlags: [])
+            let environment = ProcessInfo.processInfo.environment
+            func setting(_ flag: String, _ variable: String) throws(Arguments.UsageError) -> String? {
+                try args.optional(flag) ?? environment[variable]
+            }
+            let database = try setting("--db", "SESAME_DB") ?? Defaults.database
+            let listen = try parseListen(try setting("--listen", "SESAME_LISTEN") ?? "127.0.0.1:8080")
+            var configuration = HTTPServer.Configuration()
+            configuration.host = listen.host
+            configuration.port = listen.port
+            if let threads = try setting("--threads", "SESAME_THREADS") { configuration.threadCount = try positive(threads, "--threads") }
+            if let body = try setting("--max-body", "SESAME_MAX_BODY") { configuration.maximumBodySize = try positive(body, "--max-body") }
+            if let timeout = try setting("--connection-timeout", "SESAME_CONNECTION_TIMEOUT") {
+                configuration.connectionTimeout = try positive(timeout, "--connection-timeout")
+            }
+            let logMode = try setting("--log", "SESAME_LOG") ?? "json"
+            guard logMode == "json" || logMode == "off" else { throw Arguments.UsageError(message: "--log must be json or off") }
+            try args.finish()
+            return serve(database: database, configuration: configuration, log: logMode == "json" ? RequestLog() : nil)
+        } catch let error as Arguments.UsageError {
+            return fail("\(error.message)\n\(usage)", status: 2)
+        } catch {
+            return fail("\(error)\n\(usage)", status: 2)
+        }
+    }
+
+    private static func serve(database: String, configuration: HTTPServer.Configuration, log: RequestLog?) -> Int32 {
+        let sesame: Sesame
+        do {
+            sesame = Sesame(store: try Store.open(database))
+            try Bootstrap.ensureDefaultProject(sesame)
+        } catch let error as StoreError {
+            return fail("cannot open the database: \(error.debugDescription)", status: 1)
+        } catch {
+            return fail("cannot prepare the database: \(error)", status: 1)
+        }
+        let application = SesameApplication(sesame: sesame, log: log)
+        let server = application.makeServer(configuration: configuration)
+        do { try server.start() } catch {
+            return fail("cannot listen on \(configuration.host):\(configuration.port): \(error)", status: 1)
+        }
+        print("sesame: listening on http://\(configuration.host):\(server.boundPort)")
+        fflush(nil)
+        waitForTerminationSignal()
+        print("sesame: shutting down")
+        server.shutdown()
+        return 0
+    }
+
+    /// Blocks until SIGTERM or SIGINT arrives.
+    private static func waitForTerminationSignal() {
+        let stop = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        stop.wait()
+        sources.forEach { $0.cancel() }
+    }
+
+    private static func parseListen(_ text: String) throws(Arguments.UsageError) -> (host: String, port: UInt16) {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            throw Arguments.UsageError(message: "--listen must be HOST:PORT, such as 127.0.0.1:8080 or [::1]:8080")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw Arguments.UsageError(message: "--listen needs a host") }
+        return (host, port)
+    }
+
+    private static func positive(_ text: String, _ flag: String) throws(Arguments.UsageError) -> Int {
+        guard let value = Int(text), value > 0 else { throw Arguments.UsageError(message: "\(flag) must be a positive integer") }
+        return value
+    }
+}
+
+/// Settings shared by `serve` and the admin commands.
+enum Defaults {
+    static let database = "sqlite:./.sesame/sesame.db"
+
+    /// The database named by `--db`, else `SESAME_DB`, else the default.
+    static func database(_ args: inout Arguments) throws(Arguments.UsageError) -> String {
+        try args.optional("--db") ?? ProcessInfo.processInfo.environment["SESAME_DB"] ?? database
+    }
+}
+
+/// First start: a default project for `localhost` and an admin API key, printed once.
+enum Bootstrap {
+    static func ensureDefaultProject(_ sesame: Sesame) throws(SesameError) {
+        guard try sesame.projects.list().isEmpty else { return }
+        let project = try sesame.projects.create(name: "Default", relyingPartyID: "localhost", relyingPartyName: "Sesame")
+        let (_, secret) = try sesame.apiKeys.create(projectID: project.id, name: "admin", scopes: APIKey.Scope.all)
+        print("""
+            sesame: created project \(project.id) (relying party localhost) and its admin API key.
+            sesame: admin API key (shown once, store it now): \(secret)
+            """)
+    }
+}
+
+func fail(_ message: String, status: Int32) -> Int32 {
+    FileHandle.standardError.write(Data("sesame: \(message)\n".utf8))
+    return status
+}

@@ -1,0 +1,134 @@
+import Foundation
+import SesameStore
+import SesameTestSupport
+import Testing
+@testable import SesameCore
+
+/// A domain over a fresh store of each backend, with a clock the test moves.
+enum Backend: String, CaseIterable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+
+    func makeSesame(clock: ManualClock = ManualClock()) throws -> Sesame {
+        let url: String
+        switch self {
+        case .sqlite: url = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-core-\(UUID().uuidString)/db").path
+        case .postgres: url = try PostgresCluster.shared.createDatabase()
+        }
+        return Sesame(store: try Store.open(url), clock: clock)
+    }
+}
+
+@Suite struct ProjectServiceTests {
+    @Test("creates, lists and reads projects with their platforms and computed origins", arguments: Backend.allCases)
+    func lifecycle(backend: Backend) throws {
+        let clock = ManualClock()
+        let sesame = try backend.makeSesame(clock: clock)
+        let project = try sesame.projects.create(name: "  Shop  ", relyingPartyID: "Shop.Example")
+        #expect(project.name == "Shop" && project.relyingPartyID == "shop.example" && project.authMethods == ["passkey": true])
+        // Platforms list in the order they were added (same-millisecond additions order by their random IDs).
+        let web = try sesame.projects.addPlatform(projectID: project.id, .web(hostname: "Shop.Example"))
+        clock.advance(by: 1)
+        _ = try sesame.projects.addPlatform(projectID: project.id, .android(packageName: "com.shop.app", sha256Fingerprints: [Array(repeating: 1, count: 32)]), name: "Android")
+        clock.advance(by: 1)
+        _ = try sesame.projects.addPlatform(projectID: project.id, .apple(teamID: "ABCDE12345", bundleID: "com.shop.App"))
+        let read = try sesame.projects.get(project.id)
+        #expect(read.platforms.count == 3)
+        #expect(read.configuration.acceptedOrigins == ["https://shop.example", "android:apk-key-hash:AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE"])
+        #expect(try sesame.projects.list().map(\.id) == [project.id])
+        try sesame.projects.removePlatform(projectID: project.id, platformID: web.id)
+        #expect(try sesame.projects.get(project.id).platforms.count == 2)
+        #expect(throws: SesameError.code(.notFound)) { try sesame.projects.removePlatform(projectID: project.id, platformID: web.id) }
+        #expect(throws: SesameError.code(.notFound)) { try sesame.projects.get("missing") }
+        #expect(try sesame.projects.project(servingHost: "shop.example:8443")?.id == project.id)
+    }
+
+    @Test("rejects invalid names, relying party IDs and platforms, writing nothing", arguments: Backend.allCases)
+    func invalid(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        #expect(throws: SesameError.code(.invalidArgument)) { try sesame.projects.create(name: " ", relyingPartyID: "a.example") }
+        #expect(throws: SesameError.code(.invalidArgument)) { try sesame.projects.create(name: "x", relyingPartyID: "https://a.example") }
+        #expect(try sesame.projects.list().isEmpty)
+        let project = try sesame.projects.create(name: "x", relyingPartyID: "a.example")
+        let bad: [Platform] = [.web(hostname: "a b"), .android(packageName: "app", sha256Fingerprints: [Array(repeating: 0, count: 32)]),
+                               .android(packageName: "com.a.b", sha256Fingerprints: []), .apple(teamID: "short", bundleID: "com.a")]
+        for platform in bad {
+            #expect(throws: SesameError.code(.invalidArgument)) { try sesame.projects.addPlatform(projectID: project.id, platform) }
+        }
+        #expect(try sesame.projects.get(project.id).platforms.isEmpty)
+    }
+
+    @Test("keeps the relying party ID once a registration is pending", arguments: Backend.allCases)
+    func relyingPartyIsPermanent(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "x", relyingPartyID: "a.example")
+        #expect(try sesame.projects.setRelyingParty(projectID: project.id, id: "b.example", name: "B").relyingPartyID == "b.example")
+        _ = try sesame.challenges.issue(projectID: project.id, purpose: "registration", lifetime: 300)
+        #expect(throws: SesameError.code(.conflict)) { try sesame.projects.setRelyingParty(projectID: project.id, id: "c.example", name: "C") }
+        // The name alone may still change.
+        #expect(try sesame.projects.setRelyingParty(projectID: project.id, id: "b.example", name: "Bee").relyingPartyName == "Bee")
+        #expect(try sesame.projects.get(project.id).relyingPartyID == "b.example")
+    }
+}
+
+@Suite struct APIKeyServiceTests {
+    @Test("shows the secret once, stores only its hash, checks scopes and revocation", arguments: Backend.allCases)
+    func keys(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "x", relyingPartyID: "a.example")
+        let (key, secret) = try sesame.apiKeys.create(projectID: project.id, name: "ci", scopes: [.projectRead])
+        #expect(secret.hasPrefix("sesame_sk_") && secret.count == "sesame_sk_".count + 43)
+        let stored = try #require(try sesame.store.apiKeys.list(projectID: project.id).first)
+        #expect(stored.secretHash == Identifiers.hash(secret) && stored.secretHash.count == 32)
+        #expect(try sesame.apiKeys.authenticate(secret, requiring: .projectRead).id == key.id)
+        #expect(throws: SesameError.code(.forbidden)) { try sesame.apiKeys.authenticate(secret, requiring: .projectWrite) }
+        #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate(secret + "x", requiring: .projectRead) }
+        #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate("not-a-key", requiring: .projectRead) }
+        try sesame.apiKeys.revoke(projectID: project.id, id: key.id)
+        #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate(secret, requiring: .projectRead) }
+        #expect(throws: SesameError.code(.notFound)) { try sesame.apiKeys.revoke(projectID: project.id, id: "missing") }
+        #expect(throws: SesameError.code(.invalidArgument)) { try sesame.apiKeys.create(projectID: project.id, name: "x", scopes: []) }
+        #expect(throws: SesameError.code(.invalidArgument)) {
+            try sesame.apiKeys.create(projectID: project.id, name: "x", scopes: [APIKey.Scope(rawValue: "root")])
+        }
+    }
+}
+
+@Suite struct ChallengeServiceTests {
+    @Test("issues 32 random bytes that can be consumed once, before expiry, by the same project and purpose", arguments: Backend.allCases)
+    func singleUse(backend: Backend) throws {
+        let clock = ManualClock()
+        let sesame = try backend.makeSesame(clock: clock)
+        let project = try sesame.projects.create(name: "x", relyingPartyID: "a.example")
+        let first = try sesame.challenges.issue(projectID: project.id, purpose: "authentication", lifetime: 60, userID: "u1")
+        let second = try sesame.challenges.issue(projectID: project.id, purpose: "authentication", lifetime: 60)
+        #expect(first.bytes.count == 32 && first.bytes != second.bytes && first.id != second.id)
+        let consumed = try sesame.challenges.consume(id: first.id, projectID: project.id, purpose: "authentication")
+        #expect(consumed.bytes == first.bytes && consumed.userID == "u1")
+        #expect(throws: SesameError.code(.expired)) { try sesame.challenges.consume(id: first.id, projectID: project.id, purpose: "authentication") }
+        // Wrong purpose: refused, and burnt.
+        #expect(throws: SesameError.code(.expired)) { try sesame.challenges.consume(id: second.id, projectID: project.id, purpose: "registration") }
+        #expect(throws: SesameError.code(.expired)) { try sesame.challenges.consume(id: second.id, projectID: project.id, purpose: "authentication") }
+        let late = try sesame.challenges.issue(projectID: project.id, purpose: "authentication", lifetime: 60)
+        clock.advance(by: 61)
+        #expect(throws: SesameError.code(.expired)) { try sesame.challenges.consume(id: late.id, projectID: project.id, purpose: "authentication") }
+        #expect(throws: SesameError.code(.invalidArgument)) { try sesame.challenges.issue(projectID: project.id, purpose: "", lifetime: 60) }
+        #expect(throws: SesameError.code(.invalidArgument)) { try sesame.challenges.issue(projectID: project.id, purpose: "x", lifetime: 0) }
+        #expect(throws: SesameError.code(.invalidArgument)) { try sesame.challenges.issue(projectID: project.id, purpose: "x", lifetime: 3601) }
+    }
+}
+
+@Suite struct RateLimiterTests {
+    @Test("allows the limit per window, then refuses until the next window", arguments: Backend.allCases)
+    func window(backend: Backend) throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let sesame = try backend.makeSesame(clock: clock)
+        let decisions = try (0..<4).map { _ in try sesame.rateLimiter.hit("signin:1.2.3.4", limit: 3, window: 3600) }
+        #expect(decisions.map(\.allowed) == [true, true, true, false])
+        #expect(decisions.map(\.remaining) == [2, 1, 0, 0])
+        #expect(decisions[0].resetAt == Date(timeIntervalSince1970: 1_800_000_000 - 1_800_000_000.truncatingRemainder(dividingBy: 3600) + 3600))
+        #expect(try sesame.rateLimiter.hit("signin:5.6.7.8", limit: 3, window: 3600).allowed)
+        clock.advance(by: 3600)
+        #expect(try sesame.rateLimiter.hit("signin:1.2.3.4", limit: 3, window: 3600).allowed)
+    }
+}
