@@ -32,7 +32,9 @@ test: deps
 bench: deps
 	@scripts/ensure-deps.sh $(BENCH_PACKAGES)
 	$(SWIFT) build -c release --product sesame-bench
+	$(SWIFT) build -c release --product sesame
 	.build/release/sesame-bench
+	Benchmarks/http-health.sh
 
 ## fuzz: each libFuzzer target for FUZZ_SECONDS seconds over its committed seed corpus.
 fuzz: deps

@@ -2,17 +2,17 @@ import Foundation
 import SesameCore
 import SesameHTTP
 import SesameStore
+import Synchronization
 
 /// Routes every deployment serves: health, metrics, the OpenAPI document and the well-known files.
 enum PlatformRoutes {
     static func add(to router: inout Router, sesame: Sesame, metrics: Metrics) {
+        let json: HTTPHeaders = ["Content-Type": "application/json"]
+        let health = HealthCheck(store: sesame.store)
         router.add(.GET, "/health", cors: true) { _ in
-            do {
-                try sesame.store.healthCheck()
-                return .json(["status": "pass", "database": "pass"])
-            } catch {
-                return .json(["status": "fail", "database": "fail"], status: 503)
-            }
+            health.isHealthy()
+                ? HTTPResponse(status: 200, headers: json, body: HealthCheck.pass)
+                : HTTPResponse(status: 503, headers: json, body: HealthCheck.fail)
         }
         router.add(.GET, "/metrics") { _ in
             .text(metrics.exposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
@@ -34,6 +34,25 @@ enum PlatformRoutes {
                                     body: file(project.configuration))
             }
         }
+    }
+}
+
+/// The database check behind `GET /health`, cached for one second so a flood of probes cannot load the database.
+final class HealthCheck: Sendable {
+    static let pass = Array(#"{"database":"pass","status":"pass"}"#.utf8)
+    static let fail = Array(#"{"database":"fail","status":"fail"}"#.utf8)
+    private static let lifetime = Duration.seconds(1)
+    private let store: Store
+    private let last = Mutex<(at: ContinuousClock.Instant, healthy: Bool)?>(nil)
+
+    init(store: Store) { self.store = store }
+
+    func isHealthy() -> Bool {
+        let now = ContinuousClock.now
+        if let cached = last.withLock({ $0 }), now - cached.at < Self.lifetime { return cached.healthy }
+        let healthy = (try? store.healthCheck()) != nil
+        last.withLock { $0 = (now, healthy) }
+        return healthy
     }
 }
 

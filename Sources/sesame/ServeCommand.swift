@@ -62,7 +62,11 @@ enum ServeCommand {
         fflush(nil)
         waitForTerminationSignal()
         print("sesame: shutting down")
+        fflush(nil)
         server.shutdown()
+        log?.flush()
+        print("sesame: stopped")
+        fflush(nil)
         return 0
     }
 

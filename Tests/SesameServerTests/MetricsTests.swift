@@ -33,18 +33,43 @@ import Testing
 }
 
 @Suite struct RequestLogTests {
-    @Test("writes one JSON line with exactly the safe fields")
+    /// Collects what a log writes.
+    final class Collector: Sendable {
+        let bytes = Mutex<[UInt8]>([])
+        var lines: [String] { bytes.withLock { String(decoding: $0, as: UTF8.self) }.split(separator: "\n").map(String.init) }
+    }
+
+    @Test("writes one JSON line per request with exactly the safe fields, escaped")
     func line() throws {
-        let lines = Mutex<[String]>([])
-        let log = RequestLog { line in lines.withLock { $0.append(line) } }
-        log.record(time: Date(timeIntervalSince1970: 0), method: "POST", route: "/v1/account/passkeys/:passkeyId",
-                   status: 201, duration: .milliseconds(12), remoteAddress: "127.0.0.1")
-        let written = lines.withLock { $0 }
-        #expect(written.count == 1 && !written[0].contains("\n"))
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(written[0].utf8)) as? [String: Any])
+        let collector = Collector()
+        let log = RequestLog { batch in collector.bytes.withLock { $0 += batch } }
+        log.record(time: Date(timeIntervalSince1970: 1_764_417_600.123), method: "POST", route: "/v1/account/passkeys/:passkeyId",
+                   status: 201, duration: .microseconds(12_345), remoteAddress: "127.0.0.1")
+        log.record(time: Date(timeIntervalSince1970: 0), method: "GET", route: "un\"matched\\\n", status: 404,
+                   duration: .milliseconds(2), remoteAddress: "::1")
+        log.flush()
+        let lines = collector.lines
+        #expect(lines.count == 2)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["time", "method", "route", "status", "duration_ms", "remote"])
         #expect(object["route"] as? String == "/v1/account/passkeys/:passkeyId")
-        #expect(object["time"] as? String == "1970-01-01T00:00:00.000Z")
-        #expect(object["duration_ms"] as? Double == 12)
+        #expect(object["time"] as? String == "2025-11-29T12:00:00.123Z")
+        #expect(object["duration_ms"] as? Double == 12.345)
+        #expect(object["status"] as? Int == 201)
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        #expect(second["route"] as? String == "un\"matched\\\n")
+        #expect(second["time"] as? String == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test("writes in batches: nothing before a flush or a full batch, everything after")
+    func batching() {
+        let collector = Collector()
+        let log = RequestLog { batch in collector.bytes.withLock { $0 += batch } }
+        log.record(time: Date(), method: "GET", route: "/health", status: 200, duration: .zero, remoteAddress: "")
+        #expect(collector.lines.isEmpty)
+        for _ in 0..<200 { log.record(time: Date(), method: "GET", route: "/health", status: 200, duration: .zero, remoteAddress: "") }
+        #expect(collector.lines.count >= 100)
+        log.flush()
+        #expect(collector.lines.count == 201)
     }
 }
