@@ -30,6 +30,11 @@ public struct Router: HTTPResponder {
     /// Creates a router with no routes, whose errors render with ``DefaultErrorRenderer``.
     public init() {}
 
+    /// Every route added, as method and pattern (`GET /v1/users/:userId`), in the order added.
+    public var routeTable: [(method: HTTPMethod, pattern: String)] {
+        routes.map { ($0.method, $0.pattern.text) }
+    }
+
     /// Routes under `prefix` (e.g. "/v1") render errors (404, 405, 413, 415, thrown HTTPError) with `renderer`.
     ///
     /// The longest matching prefix wins, compared by whole segments (`/v1` covers `/v1/x` but not `/v10`); the default
