@@ -59,3 +59,32 @@ final class ConnectionPool<Connection: AnyObject>: Sendable {
         return try body(connection)
     }
 }
+
+/// A driver's connection: an ``SQLConnection`` that can run a whole transaction on itself.
+protocol DriverConnection: SQLConnection, AnyObject {
+    /// Runs `body` between BEGIN and COMMIT on this connection, rolling back on any throw.
+    func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T
+}
+
+extension ConnectionPool where Connection: DriverConnection {
+    /// A transaction on a pooled connection, rerun up to `attempts` times on a transient failure.
+    func transaction<T>(attempts: Int, _ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try withTransientRetry(attempts: attempts) { () throws(StoreError) -> T in
+            try withConnection { connection throws(StoreError) -> T in try connection.runTransaction(body) }
+        }
+    }
+
+    /// One autocommit query on a pooled connection, retried like ``transaction(attempts:_:)``.
+    func query(attempts: Int, _ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try withTransientRetry(attempts: attempts) { () throws(StoreError) -> [SQLRow] in
+            try withConnection { connection throws(StoreError) -> [SQLRow] in try connection.query(sql, parameters) }
+        }
+    }
+
+    /// One autocommit statement on a pooled connection; returns the rows it changed.
+    func execute(attempts: Int, _ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
+        try withTransientRetry(attempts: attempts) { () throws(StoreError) -> Int in
+            try withConnection { connection throws(StoreError) -> Int in try connection.execute(sql, parameters) }
+        }
+    }
+}

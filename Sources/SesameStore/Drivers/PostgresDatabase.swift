@@ -33,33 +33,21 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> T in
-            try pool.withConnection { connection throws(StoreError) -> T in
-                try connection.runTransaction(body)
-            }
-        }
+        try pool.transaction(attempts: Self.attempts, body)
     }
 
     public func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
-        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> [SQLRow] in
-            try pool.withConnection { connection throws(StoreError) -> [SQLRow] in
-                try connection.run(sql, parameters).rows
-            }
-        }
+        try pool.query(attempts: Self.attempts, sql, parameters)
     }
 
     @discardableResult
     public func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
-        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> Int in
-            try pool.withConnection { connection throws(StoreError) -> Int in
-                try connection.run(sql, parameters).changes
-            }
-        }
+        try pool.execute(attempts: Self.attempts, sql, parameters)
     }
 }
 
 /// One libpq connection (`PGconn *`), used by one thread at a time through the pool.
-final class PostgresConnection: SQLConnection {
+final class PostgresConnection: DriverConnection {
     let dialect = SQLDialect.postgres
     private let handle: OpaquePointer
 
