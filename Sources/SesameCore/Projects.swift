@@ -33,12 +33,14 @@ public struct ProjectService: Sendable {
     let clock: any SesameClock
 
     /// Creates a project; its relying party ID is checked and lowercased.
-    public func create(name: String, relyingPartyID: String, relyingPartyName: String? = nil,
+    /// - Parameter id: a fixed ID (for the bootstrap project); a random one by default.
+    /// - Throws: `invalid_argument`, or `conflict` when `id` is taken.
+    public func create(id: String = Identifiers.unique(), name: String, relyingPartyID: String, relyingPartyName: String? = nil,
                        authMethods: [String: Bool] = ["passkey": true]) throws(SesameError) -> Project {
         let name = try Self.checkName(name)
         let rpID = try PlatformValidation.relyingPartyID(relyingPartyID)
         let now = clock.now()
-        let record = ProjectRecord(id: Identifiers.unique(), name: name, rpID: rpID, rpName: relyingPartyName ?? name,
+        let record = ProjectRecord(id: id, name: name, rpID: rpID, rpName: relyingPartyName ?? name,
                                    authMethods: authMethods, createdAt: now, updatedAt: now)
         try StoreErrors.map { () throws(StoreError) in try store.projects.create(record) }
         return Project(record: record, platforms: [])

@@ -112,10 +112,18 @@ enum Defaults {
 }
 
 /// First start: a default project for `localhost` and an admin API key, printed once.
+///
+/// The project has the fixed ID `default`, so when several nodes start at once on an empty database exactly one
+/// creates it (the others meet a unique conflict) and only that one creates and prints the key.
 enum Bootstrap {
     static func ensureDefaultProject(_ sesame: Sesame) throws(SesameError) {
         guard try sesame.projects.list().isEmpty else { return }
-        let project = try sesame.projects.create(name: "Default", relyingPartyID: "localhost", relyingPartyName: "Sesame")
+        let project: Project
+        do {
+            project = try sesame.projects.create(id: "default", name: "Default", relyingPartyID: "localhost", relyingPartyName: "Sesame")
+        } catch where error.code == .conflict {
+            return
+        }
         let (_, secret) = try sesame.apiKeys.create(projectID: project.id, name: "admin", scopes: APIKey.Scope.all)
         print("""
             sesame: created project \(project.id) (relying party localhost) and its admin API key.
