@@ -62,5 +62,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore"], swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -94,8 +94,8 @@ public struct ProjectService: Sendable {
     /// Adds a platform after checking its fields.
     public func addPlatform(projectID: String, _ platform: Platform, name: String? = nil) throws(SesameError) -> PlatformEntry {
         _ = try get(projectID)
-        let entry = PlatformEntry(id: Identifiers.unique(), name: name ?? platform.kind, platform: try Self.validated(platform),
-                                  createdAt: clock.now())
+        let entry = PlatformEntry(id: Identifiers.unique(), name: try Self.checkName(name ?? platform.kind),
+                                  platform: try Self.validated(platform), createdAt: clock.now())
         try StoreErrors.map { () throws(StoreError) in try store.platforms.add(entry.record(projectID: projectID)) }
         return entry
     }
@@ -130,8 +130,10 @@ public struct ProjectService: Sendable {
 
     static func checkName(_ name: String) throws(SesameError) -> String {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= 128 else {
-            throw SesameError(.invalidArgument, "a name is 1 to 128 characters")
+        // Control characters (NUL above all, which the store refuses) have no place in a displayed name.
+        let control = trimmed.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard !trimmed.isEmpty, trimmed.count <= 128, !control else {
+            throw SesameError(.invalidArgument, "a name is 1 to 128 characters, without control characters")
         }
         return trimmed
     }

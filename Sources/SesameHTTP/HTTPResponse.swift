@@ -22,7 +22,7 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
-    /// A JSON response (`application/json; charset=utf-8`) with sorted keys and unescaped slashes.
+    /// A JSON response (`application/json; charset=utf-8`) with sorted keys, unescaped slashes and ISO 8601 dates.
     ///
     /// If `value` cannot be encoded (a programming error), the result is a generic 500 `internal_error` instead.
     /// - Parameters:
@@ -32,6 +32,8 @@ public struct HTTPResponse: Sendable {
     public static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Foundation's default would be seconds since 2001, which no client reads as a date.
+        encoder.dateEncodingStrategy = .iso8601
         guard let data = try? encoder.encode(value) else {
             return DefaultErrorRenderer.body(for: .internalError())
         }

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("`make run`'s command in a fresh working directory")
+struct MakeRunTests {
+    @Test("creates ./.sesame/sesame.db, answers /health and /metrics, and SIGTERM finishes a request in flight then exits 0")
+    func makeRun() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Exactly the Makefile's flags (JSON request log on, to stderr), with port 0 for a free port.
+        let server = try ServerProcess.start(database: "sqlite:./.sesame/sesame.db", workingDirectory: folder.path,
+                                             listen: "127.0.0.1:0", logOff: false)
+        defer { server.kill() }
+        let key = try #require(server.adminKey, "\(server.stdout)")
+        #expect(key.hasPrefix("sesame_sk_"))
+        #expect(server.stdout.contains("sesame: created project "))
+        #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent(".sesame/sesame.db").path))
+
+        let client = HTTPClient(port: server.port, key: key)
+        let health = try client.get("/health")
+        #expect(health.status == 200, "\(health)")
+        #expect(health.json["status"] as? String == "pass", "\(health)")
+        // Requests are counted when libmicrohttpd reports them complete, just after the response went out, so the
+        // count may lag the response by a moment: poll (bounded).
+        var metrics = try client.get("/metrics")
+        var line: Substring?
+        for _ in 0..<50 {
+            #expect(metrics.status == 200)
+            line = metrics.text.split(separator: "\n").first {
+                $0.hasPrefix("sesame_http_requests_total{") && $0.contains(#"route="/health""#) && $0.contains(#"status="200""#)
+            }
+            if line != nil { break }
+            usleep(20_000)
+            metrics = try client.get("/metrics")
+        }
+        #expect(line?.hasSuffix(" 1") == true, "no /health counter in:\n\(metrics.text.prefix(2000))")
+
+        // A request in flight at SIGTERM: its headers are in (the server said 100 Continue), its body comes after the signal.
+        let body = Array(#"{"purpose":"drain","ttlSeconds":60}"#.utf8)
+        let connection = try TCPConnection(port: server.port, receiveTimeout: 10)
+        try connection.send("POST /api/v1/challenges HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try connection.readResponse()
+        #expect(interim.status == 100, "\(interim)")
+        server.send(SIGTERM)
+        // Shutdown has begun once new connections are refused (bounded wait).
+        var refused = false
+        for _ in 0..<100 where !refused {
+            do { _ = try HTTPClient(port: server.port).get("/health"); usleep(30_000) } catch { refused = true }
+        }
+        #expect(refused, "new connections are still accepted 3 s after SIGTERM")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(server.waitForExit(timeout: 0) == nil, "the server must wait for the request in flight")
+        try connection.send(body)
+        let response = try connection.readResponse()
+        #expect(response.status == 201, "\(response)")
+        #expect(response.json["purpose"] as? String == "drain")
+        #expect(response.header("Connection")?.lowercased() == "close")
+
+        let termination = server.waitForExit(timeout: 15)
+        #expect(termination == .exited(0), "\(String(describing: termination)); stderr:\n\(server.stderr.suffix(2000))")
+        #expect(server.stdout.contains("sesame: shutting down"))
+        // The request log (JSON lines on stderr) recorded the traffic.
+        #expect(server.stderr.contains("/health"), "\(server.stderr.suffix(2000))")
+    }
+}
