@@ -9,10 +9,13 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Sesame",
+    // Apple platforms matter only to SesameClient (Synchronization's Mutex needs these versions); Linux is the server's.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "sesame", targets: ["sesame"]),
         .library(name: "WebAuthn", targets: ["WebAuthn"]),
         .library(name: "SesameCrypto", targets: ["SesameCrypto"]),
+        .library(name: "SesameClient", targets: ["SesameClient"]),
     ],
     targets: [
         // System libraries: a module map and a shim header each, nothing else.
@@ -35,6 +38,12 @@ let package = Package(
         .target(
             name: "SesameServer", dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto"],
             resources: [.copy("openapi.json")], swiftSettings: swiftSettings
+        ),
+        // The Swift SDK: never depends on server modules; on Apple platforms it uses CryptoKit instead of OpenSSL.
+        .target(
+            name: "SesameClient",
+            dependencies: [.target(name: "SesameCrypto", condition: .when(platforms: [.linux]))],
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto"], exclude: ["Data"],
@@ -61,6 +70,7 @@ let package = Package(
             name: "SesameServerTests", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore"], swiftSettings: swiftSettings

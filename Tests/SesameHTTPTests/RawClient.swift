@@ -54,11 +54,12 @@ final class RawClient {
         }
         guard result == 0 else {
             let error = errno
-            close(fd)
             throw Failure(description: "connect failed: \(String(cString: strerror(error)))")
         }
     }
 
+    /// The only close: it also runs when `init` throws after `fd` is set (a class's deinit does), so the failure
+    /// path must not close too, or a second close would hit whatever socket reused the number.
     deinit { close(fd) }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }

@@ -25,11 +25,12 @@ final class TCPConnection {
         }
         guard result == 0 else {
             let error = errno
-            close(fd)
             throw IntegrationFailure("connect to 127.0.0.1:\(port) failed: \(String(cString: strerror(error)))")
         }
     }
 
+    /// The only close: it also runs when `init` throws after `fd` is set (a class's deinit does), so the failure
+    /// path must not close too, or a second close would hit whatever socket reused the number.
     deinit { close(fd) }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
