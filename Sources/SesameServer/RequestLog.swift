@@ -49,17 +49,100 @@ public final class RequestLog: @unchecked Sendable {
     /// Logs one request.
     public func record(time: Date, method: String, route: String, status: Int, duration: Duration, remoteAddress: String) {
         let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-        var line = #"{"duration_ms":"#
-        line += "\(microseconds / 1000).\(String(microseconds % 1000).leftPadded(to: 3))"
-        line += #","method":"# + Self.quoted(method) + #","remote":"# + Self.quoted(remoteAddress)
-        line += #","route":"# + Self.quoted(route) + #","status":\#(status),"time":""# + Self.timestamp(time) + "\"}\n"
-        let full: [UInt8]? = pending.withLock { buffer in
-            buffer += line.utf8
-            guard buffer.count >= Self.batchBytes else { return nil }
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
+        let full: [UInt8]? = pending.withLock { out in
+            // Written straight into the batch, in the byte order of sorted keys, without intermediate strings.
+            out += Self.durationKey
+            Self.appendDecimal(Int(microseconds / 1000), to: &out)
+            out.append(UInt8(ascii: "."))
+            Self.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)
+            out += Self.methodKey
+            Self.appendQuoted(method, to: &out)
+            out += Self.remoteKey
+            Self.appendQuoted(remoteAddress, to: &out)
+            out += Self.routeKey
+            Self.appendQuoted(route, to: &out)
+            out += Self.statusKey
+            Self.appendDecimal(status, to: &out)
+            out += Self.timeKey
+            Self.appendTimestamp(time, to: &out)
+            out += Self.lineEnd
+            guard out.count >= Self.batchBytes else { return nil }
+            defer { out.removeAll(keepingCapacity: true) }
+            return out
         }
         if let full { sink(full) }
+    }
+
+    private static let durationKey = Array(#"{"duration_ms":"#.utf8)
+    private static let methodKey = Array(#","method":"#.utf8)
+    private static let remoteKey = Array(#","remote":"#.utf8)
+    private static let routeKey = Array(#","route":"#.utf8)
+    private static let statusKey = Array(#","status":"#.utf8)
+    private static let timeKey = Array(#","time":""#.utf8)
+    private static let lineEnd = Array("\"}\n".utf8)
+
+    /// `value` in decimal, zero-padded to `minimumDigits`.
+    static func appendDecimal(_ value: Int, minimumDigits: Int = 1, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let start = out.count
+        var rest = value.magnitude
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0 || out.count - start < minimumDigits
+        out[start...].reverse()
+    }
+
+    /// A JSON string literal of `text`, escaping quotes, backslashes and control characters.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0..<0x20:
+                out += Array("\\u00".utf8)
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default:
+                out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `2026-01-31T12:00:00.000Z`, computed from the Unix time (days to civil date, proleptic Gregorian).
+    static func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        appendDecimal(year, minimumDigits: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDecimal(month, minimumDigits: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDecimal(day, minimumDigits: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        appendDecimal(secondOfDay / 3600, minimumDigits: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDecimal(secondOfDay / 60 % 60, minimumDigits: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDecimal(secondOfDay % 60, minimumDigits: 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        appendDecimal(milliseconds - seconds * 1000, minimumDigits: 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
     }
 
     /// Writes every pending line now.
@@ -69,39 +152,5 @@ public final class RequestLog: @unchecked Sendable {
             return buffer
         }
         if !batch.isEmpty { sink(batch) }
-    }
-
-    /// A JSON string literal of `text`, escaping quotes, backslashes and control characters.
-    static func quoted(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            return "\"" + text + "\""
-        }
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
-    /// `2026-01-31T12:00:00.000Z`.
-    static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { String(n).leftPadded(to: 2) }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
-            + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(String(milliseconds % 1000).leftPadded(to: 3))Z"
-    }
-}
-
-extension String {
-    func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }
