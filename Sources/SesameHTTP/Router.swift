@@ -12,6 +12,13 @@
 /// - Every response carries `X-Request-Id` (the request's ``HTTPRequest/id``) and ``HTTPResponse/route``.
 public struct Router: HTTPResponder {
     private var routes: [Route] = []
+    /// Routes whose pattern has no parameter, by method and exact path: the common case, answered without a scan.
+    private var literalRoutes: [LiteralKey: Int] = [:]
+
+    private struct LiteralKey: Hashable {
+        var method: HTTPMethod
+        var path: String
+    }
     private var mounts: [Mount] = [Mount(prefix: [], renderer: DefaultErrorRenderer())]
 
     private struct Route: Sendable {
@@ -73,12 +80,19 @@ public struct Router: HTTPResponder {
         routes.append(
             Route(method: method, pattern: parsed, cors: cors, requiresJSONBody: requiresJSONBody, handler: handler)
         )
+        if parsed.segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+            literalRoutes[LiteralKey(method: method, path: parsed.text)] = routes.count - 1
+        }
     }
 
     /// Routes `request` to its handler and turns errors into responses.
     /// - Parameter request: The request.
     /// - Returns: The response, with `X-Request-Id` and ``HTTPResponse/route`` set.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
+        // A literal route with this method is the most specific match there can be: no scan needed.
+        if let index = literalRoutes[LiteralKey(method: request.method, path: request.path)] {
+            return dispatch(request, to: routes[index], parameters: [:])
+        }
         let path = PathSegments.split(request.path)
         let renderer = self.renderer(for: path ?? [])
         let candidates = path.map(self.candidates(for:)) ?? []
@@ -99,21 +113,30 @@ public struct Router: HTTPResponder {
             return finish(render(error, request, renderer), for: request, route: first.route.pattern.text, cors: corsEnabled)
         }
 
+        return dispatch(request, to: route, parameters: parameters)
+    }
+
+    /// Runs `route`'s handler (after the JSON body check) and renders what it throws.
+    private func dispatch(_ request: HTTPRequest, to route: Route, parameters: [String: String]) -> HTTPResponse {
         var routed = request
         routed.pathParameters = parameters
         let response: HTTPResponse
         if route.requiresJSONBody, request.method.carriesBody, !Self.hasAcceptableJSONBody(request) {
-            response = render(.unsupportedMediaType(), request, renderer)
+            response = render(.unsupportedMediaType(), request, renderer(for: request))
         } else {
             do {
                 response = try route.handler(routed)
             } catch let error as HTTPError {
-                response = render(error, request, renderer)
+                response = render(error, request, renderer(for: request))
             } catch {
-                response = render(.internalError(), request, renderer)
+                response = render(.internalError(), request, renderer(for: request))
             }
         }
         return finish(response, for: request, route: route.pattern.text, cors: route.cors)
+    }
+
+    private func renderer(for request: HTTPRequest) -> any HTTPErrorRenderer {
+        renderer(for: PathSegments.split(request.path) ?? [])
     }
 
     /// Renders a transport-level rejection (such as 413) with the mount's renderer, plus CORS for CORS routes.
