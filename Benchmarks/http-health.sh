@@ -5,8 +5,8 @@
 # Usage: Benchmarks/http-health.sh [SECONDS_PER_ROUND] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-5}
-rounds=${2:-2}
+seconds=${1:-4}
+rounds=${2:-4}
 work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
