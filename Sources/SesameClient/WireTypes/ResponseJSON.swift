@@ -1,13 +1,15 @@
-/// What `navigator.credentials.create()` returns, in the form `PublicKeyCredential.toJSON()` produces.
+/// A credential as `PublicKeyCredential.toJSON()` produces it: the same members for both ceremonies, with the
+/// ceremony's own authenticator response.
 ///
-/// - SeeAlso: [WebAuthn §5.1.8](https://www.w3.org/TR/webauthn-3/#dictdef-registrationresponsejson)
-public struct RegistrationResponseJSON: Codable, Sendable, Hashable {
+/// - SeeAlso: [WebAuthn §5.1.8](https://www.w3.org/TR/webauthn-3/#dictdef-registrationresponsejson),
+///   [§5.1.9](https://www.w3.org/TR/webauthn-3/#dictdef-authenticationresponsejson)
+public struct PublicKeyCredentialJSON<Response: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
     /// The credential ID, base64url.
     public var id: String
     /// The credential ID, base64url (the same string as ``id``).
     public var rawID: String
-    /// The authenticator's attestation response.
-    public var response: AuthenticatorAttestationResponseJSON
+    /// The authenticator's response.
+    public var response: Response
     /// `platform` or `cross-platform`, when the client knows.
     public var authenticatorAttachment: String?
     /// Extension outputs; `{}` when no extension ran.
@@ -21,10 +23,9 @@ public struct RegistrationResponseJSON: Codable, Sendable, Hashable {
         case response, authenticatorAttachment, clientExtensionResults, type
     }
 
-    /// Creates a registration response.
+    /// Creates a credential response.
     public init(
-        id: String, rawID: String, response: AuthenticatorAttestationResponseJSON,
-        authenticatorAttachment: String? = nil,
+        id: String, rawID: String, response: Response, authenticatorAttachment: String? = nil,
         clientExtensionResults: AuthenticationExtensionsJSON = AuthenticationExtensionsJSON(),
         type: String = "public-key"
     ) {
@@ -36,6 +37,12 @@ public struct RegistrationResponseJSON: Codable, Sendable, Hashable {
         self.type = type
     }
 }
+
+/// What `navigator.credentials.create()` returns (`RegistrationResponseJSON`).
+public typealias RegistrationResponseJSON = PublicKeyCredentialJSON<AuthenticatorAttestationResponseJSON>
+
+/// What `navigator.credentials.get()` returns (`AuthenticationResponseJSON`).
+public typealias AuthenticationResponseJSON = PublicKeyCredentialJSON<AuthenticatorAssertionResponseJSON>
 
 /// The attestation response inside a ``RegistrationResponseJSON``.
 ///
@@ -65,45 +72,6 @@ public struct AuthenticatorAttestationResponseJSON: Codable, Sendable, Hashable 
         self.publicKey = publicKey
         self.publicKeyAlgorithm = publicKeyAlgorithm
         self.attestationObject = attestationObject
-    }
-}
-
-/// What `navigator.credentials.get()` returns, in the form `PublicKeyCredential.toJSON()` produces.
-///
-/// - SeeAlso: [WebAuthn §5.1.9](https://www.w3.org/TR/webauthn-3/#dictdef-authenticationresponsejson)
-public struct AuthenticationResponseJSON: Codable, Sendable, Hashable {
-    /// The credential ID, base64url.
-    public var id: String
-    /// The credential ID, base64url (the same string as ``id``).
-    public var rawID: String
-    /// The authenticator's assertion.
-    public var response: AuthenticatorAssertionResponseJSON
-    /// `platform` or `cross-platform`, when the client knows.
-    public var authenticatorAttachment: String?
-    /// Extension outputs; `{}` when no extension ran.
-    public var clientExtensionResults: AuthenticationExtensionsJSON
-    /// Always `public-key`.
-    public var type: String
-
-    private enum CodingKeys: String, CodingKey {
-        case id
-        case rawID = "rawId"
-        case response, authenticatorAttachment, clientExtensionResults, type
-    }
-
-    /// Creates an authentication response.
-    public init(
-        id: String, rawID: String, response: AuthenticatorAssertionResponseJSON,
-        authenticatorAttachment: String? = nil,
-        clientExtensionResults: AuthenticationExtensionsJSON = AuthenticationExtensionsJSON(),
-        type: String = "public-key"
-    ) {
-        self.id = id
-        self.rawID = rawID
-        self.response = response
-        self.authenticatorAttachment = authenticatorAttachment
-        self.clientExtensionResults = clientExtensionResults
-        self.type = type
     }
 }
 
