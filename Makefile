@@ -1,8 +1,9 @@
 # Sesame: every entry point installs the Debian packages it needs (as root) before it builds.
 SWIFT        ?= swift
 DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
-# Tests start a throwaway PostgreSQL cluster; benchmarks drive the server with wrk.
-TEST_PACKAGES  := postgresql
+# Tests start a throwaway PostgreSQL cluster and drive the server with the official Appwrite Python SDK (a venv in
+# .build/pyenv, made by the tests); benchmarks drive the server with wrk.
+TEST_PACKAGES  := postgresql python3 python3-venv
 BENCH_PACKAGES := wrk
 FUZZ_SECONDS ?= 60
 # The test build is strict: any warning or undeclared module import fails it.

@@ -35,8 +35,11 @@ let package = Package(
         .target(
             name: "SesameCore", dependencies: ["WebAuthn", "SesameCrypto", "SesameStore"], swiftSettings: swiftSettings
         ),
+        // One module per wire API ("face"): translation only, and no face imports another.
+        .target(name: "AppwriteAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn"], swiftSettings: swiftSettings),
         .target(
-            name: "SesameServer", dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto"],
+            name: "SesameServer",
+            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI"],
             resources: [.copy("openapi.json")], swiftSettings: swiftSettings
         ),
         // The Swift SDK: never depends on server modules; on Apple platforms it uses CryptoKit instead of OpenSSL.
@@ -68,6 +71,11 @@ let package = Package(
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameStore", "WebAuthn", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SesameServerTests", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppwriteAPITests",
+            dependencies: ["AppwriteAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),

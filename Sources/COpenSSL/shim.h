@@ -43,6 +43,15 @@ static inline const char *copenssl_group_p256(void) { return "P-256"; }
 static inline const char *copenssl_group_p384(void) { return "P-384"; }
 static inline const char *copenssl_group_p521(void) { return "P-521"; }
 
+/// scrypt KDF parameter names (EVP_KDF "SCRYPT"), as static C strings for OSSL_PARAM arrays.
+static inline const char *copenssl_kdf_name_scrypt(void) { return OSSL_KDF_NAME_SCRYPT; }
+static inline const char *copenssl_kdf_param_password(void) { return OSSL_KDF_PARAM_PASSWORD; }
+static inline const char *copenssl_kdf_param_salt(void) { return OSSL_KDF_PARAM_SALT; }
+static inline const char *copenssl_kdf_param_scrypt_n(void) { return OSSL_KDF_PARAM_SCRYPT_N; }
+static inline const char *copenssl_kdf_param_scrypt_r(void) { return OSSL_KDF_PARAM_SCRYPT_R; }
+static inline const char *copenssl_kdf_param_scrypt_p(void) { return OSSL_KDF_PARAM_SCRYPT_P; }
+static inline const char *copenssl_kdf_param_scrypt_maxmem(void) { return OSSL_KDF_PARAM_SCRYPT_MAXMEM; }
+
 /// `sk_X509_*` are type-safe macros over `OPENSSL_sk_*`; Swift needs functions.
 static inline STACK_OF(X509) *copenssl_sk_X509_new_null(void) { return sk_X509_new_null(); }
 static inline int copenssl_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }

@@ -8,6 +8,8 @@ public struct Sesame: Sendable {
     public var apiKeys: APIKeyService { APIKeyService(store: store, clock: clock) }
     public var challenges: ChallengeService { ChallengeService(store: store, clock: clock) }
     public var rateLimiter: RateLimiter { RateLimiter(store: store, clock: clock) }
+    public var users: UserService { UserService(store: store, clock: clock) }
+    public var sessions: SessionService { SessionService(store: store, clock: clock) }
 
     /// Creates the domain over an opened store.
     public init(store: Store, clock: any SesameClock = SystemClock()) {

@@ -24,6 +24,10 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let expired = Code("expired")
         /// A per-user limit (such as passkeys) is reached.
         public static let limitReached = Code("limit_reached")
+        /// A sign-in credential (email and password, for example) is wrong.
+        public static let invalidCredentials = Code("invalid_credentials")
+        /// The user is blocked.
+        public static let blocked = Code("blocked")
         /// The database cannot be reached.
         public static let unavailable = Code("unavailable")
         /// A broken invariant; never expected.

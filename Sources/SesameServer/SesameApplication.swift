@@ -1,3 +1,4 @@
+import AppwriteAPI
 import Foundation
 import SesameCore
 import SesameHTTP
@@ -19,6 +20,7 @@ public final class SesameApplication: Sendable {
         var router = Router()
         PlatformRoutes.add(to: &router, sesame: sesame, metrics: metrics)
         ManagementAPI.add(to: &router, sesame: sesame)
+        AppwriteAPI.add(to: &router, sesame: sesame)
         self.router = router
     }
 

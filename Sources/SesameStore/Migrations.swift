@@ -166,6 +166,28 @@ enum Schema {
                 """,
                 "CREATE INDEX rate_limits_window ON rate_limits (window_start)",
             ]
-        }
+        },
+        Migration(version: 2, name: "sessions") { dialect in
+            let blob = dialect.blobType
+            return [
+                """
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    secret_hash \(blob) NOT NULL UNIQUE,
+                    provider TEXT NOT NULL,
+                    factors TEXT NOT NULL,
+                    ip TEXT NOT NULL,
+                    user_agent TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    mfa_updated_at BIGINT
+                )
+                """,
+                "CREATE INDEX sessions_user ON sessions (user_id)",
+            ]
+        },
     ]
 }

@@ -67,6 +67,8 @@ public final class Store: Sendable {
     public var users: UserRepository { UserRepository(database: database) }
     /// Passkeys.
     public var credentials: CredentialRepository { CredentialRepository(database: database) }
+    /// Signed-in sessions (hashed secrets).
+    public var sessions: SessionRepository { SessionRepository(database: database) }
 
     /// Runs `body` in one transaction whose repositories all use that transaction, so several operations commit or
     /// roll back together.
@@ -94,6 +96,7 @@ public struct StoreTransaction {
     public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
     public var users: UserRepository { UserRepository(database: database) }
     public var credentials: CredentialRepository { CredentialRepository(database: database) }
+    public var sessions: SessionRepository { SessionRepository(database: database) }
 }
 
 @available(*, unavailable) extension StoreTransaction: Sendable {}

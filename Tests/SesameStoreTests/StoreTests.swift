@@ -14,11 +14,11 @@ struct StoreTests {
         let store = try Store.open(url)
         try store.healthCheck()
         let versions = try store.database.query("SELECT version FROM schema_migrations ORDER BY version", [])
-        #expect(try versions.map { try $0.integer("version") } == [Store.schemaVersion])
+        #expect(try versions.map { try $0.integer("version") } == Array(1...Store.schemaVersion))
         try store.projects.create(Fixture.project())
 
         let reopened = try Store.open(url)
-        #expect(try reopened.database.query("SELECT version FROM schema_migrations", []).count == 1)
+        #expect(try reopened.database.query("SELECT version FROM schema_migrations", []).count == Int(Store.schemaVersion))
         #expect(try reopened.projects.get(id: "p1") == Fixture.project())
     }
 
@@ -40,7 +40,7 @@ struct StoreTests {
         }
         #expect(failures.withLock { $0 } == [])
         let store = try Store.open(url)
-        #expect(try store.database.query("SELECT version FROM schema_migrations", []).count == 1)
+        #expect(try store.database.query("SELECT version FROM schema_migrations", []).count == Int(Store.schemaVersion))
     }
 
     @Test("a database from a newer build is refused", arguments: Backend.allCases)
@@ -189,6 +189,41 @@ struct StoreTests {
         #expect(try store.users.list(projectID: "p1").map(\.id) == ["u1", "u4", "u5"])
         #expect(try store.users.delete(projectID: "p1", id: "u5"))
         #expect(try !store.users.delete(projectID: "p1", id: "u5"))
+    }
+
+    // MARK: Sessions
+
+    @Test("sessions: create, find by hash while live, list, delete, cascade", arguments: Backend.allCases)
+    func sessions(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project("p1"))
+        try store.projects.create(Fixture.project("p2"))
+        try store.users.create(Fixture.user("u1"))
+        try store.users.create(Fixture.user("u2"))
+        func session(_ id: String, user: String = "u1", hash: UInt8, expires: Date = t0.plus(seconds: 3600)) -> SessionRecord {
+            SessionRecord(id: id, projectID: "p1", userID: user, secretHash: Array(repeating: hash, count: 32), provider: "email",
+                          factors: ["password"], ip: "127.0.0.1", userAgent: "test", createdAt: t0, updatedAt: t0,
+                          expiresAt: expires, mfaUpdatedAt: id == "s2" ? t0.plus(seconds: 1) : nil)
+        }
+        let s1 = session("s1", hash: 1), s2 = session("s2", hash: 2), other = session("s3", user: "u2", hash: 3)
+        try store.sessions.create(s1)
+        try store.sessions.create(s2)
+        try store.sessions.create(other)
+        #expect(try store.sessions.find(projectID: "p1", secretHash: s1.secretHash, now: t0) == s1)
+        #expect(try store.sessions.find(projectID: "p1", secretHash: s2.secretHash, now: t0)?.mfaUpdatedAt == t0.plus(seconds: 1))
+        #expect(try store.sessions.find(projectID: "p2", secretHash: s1.secretHash, now: t0) == nil)
+        #expect(try store.sessions.find(projectID: "p1", secretHash: s1.secretHash, now: t0.plus(seconds: 3600)) == nil)
+        #expect(throws: StoreError.conflict) { try store.sessions.create(session("s4", hash: 1)) }
+        #expect(throws: StoreError.notFound) { try store.sessions.create(session("s5", user: "missing", hash: 5)) }
+        #expect(try store.sessions.list(projectID: "p1", userID: "u1", now: t0).map(\.id) == ["s1", "s2"])
+
+        #expect(try !store.sessions.delete(projectID: "p1", userID: "u2", id: "s1"))
+        #expect(try store.sessions.delete(projectID: "p1", userID: "u1", id: "s1"))
+        #expect(try store.sessions.list(projectID: "p1", userID: "u1", now: t0).map(\.id) == ["s2"])
+        #expect(try store.sessions.deleteExpired(before: t0.plus(seconds: 3600)) == 2)
+        try store.sessions.create(session("s6", user: "u2", hash: 6))
+        #expect(try store.users.delete(projectID: "p1", id: "u2"))
+        #expect(try store.sessions.find(projectID: "p1", secretHash: Array(repeating: 6, count: 32), now: t0) == nil)
     }
 
     // MARK: Credentials

@@ -1,0 +1,127 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+
+/// Accounts and sessions (spec §3.3): sign-up, email sessions, the current user, listing and ending sessions.
+enum AccountRoutes {
+    static func add(to router: inout Router, sesame: Sesame) {
+        // S1: sign up with email and password; does not sign in.
+        router.add(.POST, "/v1/account") { request in
+            let caller = try Caller(request, sesame)
+            try caller.requireSessionsWrite(sesame)
+            try requireMethod("email-password", caller.project)
+            let body = try decodeJSONBody(CreateAccountBody.self, from: request)
+            let userID = try AppwriteAPI.required(body.userId, "userId")
+            let email = try AppwriteAPI.required(body.email, "email")
+            let password = try AppwriteAPI.required(body.password, "password")
+            let user = try AppwriteAPI.call(conflict: .userAlreadyExists) { () throws(SesameError) in
+                try sesame.users.create(projectID: caller.project.id, id: userID, email: email, password: password, name: body.name)
+            }
+            return AppwriteAPI.json(UserModel(user), status: 201)
+        }
+
+        // S2: email and password session. The secret goes into the body only for API-key callers; everyone gets cookies.
+        router.add(.POST, "/v1/account/sessions/email") { request in
+            let caller = try Caller(request, sesame)
+            let withKey = try caller.requireSessionsWrite(sesame)
+            try requireMethod("email-password", caller.project)
+            let body = try decodeJSONBody(EmailSessionBody.self, from: request)
+            let email = try AppwriteAPI.required(body.email, "email")
+            let password = try AppwriteAPI.required(body.password, "password")
+            let (session, secret) = try AppwriteAPI.call { () throws(SesameError) in
+                try sesame.sessions.signIn(projectID: caller.project.id, email: email, password: password, lifetime: body.duration,
+                                           client: clientInfo(request))
+            }
+            var response = AppwriteAPI.json(SessionModel(session, current: true, secret: withKey ? secret : ""), status: 201)
+            setSessionCookies(&response, request, projectID: caller.project.id, secret: secret, session: session)
+            return response
+        }
+
+        // S4: the current user.
+        router.add(.GET, "/v1/account") { request in
+            let (_, user) = try Caller(request, sesame).requireUser()
+            return AppwriteAPI.json(UserModel(user))
+        }
+
+        // S5: the user's sessions.
+        router.add(.GET, "/v1/account/sessions") { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser()
+            let sessions = try AppwriteAPI.call { () throws(SesameError) in
+                try sesame.sessions.list(projectID: caller.project.id, userID: user.id)
+            }
+            let models = sessions.map { SessionModel($0, current: $0.id == current.id) }
+            return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : models.count, sessions: models))
+        }
+
+        router.add(.GET, "/v1/account/sessions/:sessionId") { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser()
+            let id = sessionID(request, current: current)
+            let session = try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
+                try sesame.sessions.get(projectID: caller.project.id, userID: user.id, id: id)
+            }
+            return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
+        }
+
+        router.add(.DELETE, "/v1/account/sessions/:sessionId") { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser()
+            let id = sessionID(request, current: current)
+            try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
+                try sesame.sessions.delete(projectID: caller.project.id, userID: user.id, id: id)
+            }
+            var response = HTTPResponse.noContent()
+            if id == current.id { clearSessionCookies(&response, projectID: caller.project.id) }
+            return response
+        }
+    }
+
+    /// The path's session ID, with `current` standing for the caller's own session.
+    private static func sessionID(_ request: HTTPRequest, current: Session) -> String {
+        let id = request.pathParameters["sessionId"] ?? ""
+        return id == "current" ? current.id : id
+    }
+
+    /// 501 `user_auth_method_unsupported` when the project switched `method` off (methods are on unless switched off).
+    static func requireMethod(_ method: String, _ project: Project) throws(HTTPError) {
+        if project.authMethods[method] == false { throw .appwrite(.userAuthMethodUnsupported) }
+    }
+
+    static func clientInfo(_ request: HTTPRequest) -> ClientInfo {
+        ClientInfo(ip: request.remoteAddress,
+                   userAgent: request.headers["X-Forwarded-User-Agent"] ?? request.headers["User-Agent"] ?? "")
+    }
+
+    /// The cookies and `X-Fallback-Cookies` header of a new session (spec §1.3). `Secure` only behind HTTPS.
+    static func setSessionCookies(_ response: inout HTTPResponse, _ request: HTTPRequest, projectID: String, secret: String,
+                                  session: Session) {
+        let name = Caller.cookieName(projectID)
+        let maxAge = max(0, Int(session.expiresAt.timeIntervalSince(session.createdAt)))
+        let secure = request.headers["X-Forwarded-Proto"]?.lowercased() == "https" ? "; Secure" : ""
+        response.headers.add("Set-Cookie", "\(name)=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure); SameSite=None")
+        response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure)")
+        response.headers.set("X-Fallback-Cookies", "{\"\(name)\":\"\(secret)\"}")
+    }
+
+    /// Clears the session cookies after the current session ends.
+    static func clearSessionCookies(_ response: inout HTTPResponse, projectID: String) {
+        let name = Caller.cookieName(projectID)
+        response.headers.add("Set-Cookie", "\(name)=; Max-Age=0; Path=/; HttpOnly")
+        response.headers.add("Set-Cookie", "\(name)_legacy=; Max-Age=0; Path=/; HttpOnly")
+        response.headers.set("X-Fallback-Cookies", "[]")
+    }
+}
+
+private struct CreateAccountBody: Decodable {
+    let userId: String?
+    let email: String?
+    let password: String?
+    let name: String?
+}
+
+private struct EmailSessionBody: Decodable {
+    let email: String?
+    let password: String?
+    let duration: Double?
+}

@@ -1,0 +1,37 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+
+/// The Appwrite-compatible account API under `/v1` (spec `appwrite-passkeys.md`), so the official Appwrite SDKs work
+/// against Sesame. It only translates between the wire and the domain; every rule lives in `SesameCore`.
+public enum AppwriteAPI {
+    /// The `version` field of error bodies: the Appwrite response format this face speaks.
+    public static let version = "2.5.0"
+    /// The content type of every JSON response, errors included (Appwrite's spelling).
+    public static let jsonContentType = "application/json; charset=UTF-8"
+
+    /// Mounts `/v1` with Appwrite's error shape and adds every route.
+    public static func add(to router: inout Router, sesame: Sesame) {
+        router.mount("/v1", errorRenderer: AppwriteErrorRenderer())
+        AccountRoutes.add(to: &router, sesame: sesame)
+    }
+
+    /// A JSON response labelled `application/json; charset=UTF-8`.
+    static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+        var response = HTTPResponse.json(value, status: status)
+        if response.status == status { response.headers.set("Content-Type", jsonContentType) }
+        return response
+    }
+
+    /// Runs a domain call, answering its error in this face's terms.
+    static func call<T>(notFound: AppwriteErrorType = .generalRouteNotFound, conflict: AppwriteErrorType = .generalArgumentInvalid,
+                        _ body: () throws(SesameError) -> T) throws(HTTPError) -> T {
+        do { return try body() } catch { throw appwriteError(error, notFound: notFound, conflict: conflict) }
+    }
+
+    /// A required parameter, or 400 `general_argument_invalid` naming it as Appwrite does.
+    static func required<T>(_ value: T?, _ name: String) throws(HTTPError) -> T {
+        guard let value else { throw .appwrite(.generalArgumentInvalid, "Param \"\(name)\" is not optional.") }
+        return value
+    }
+}

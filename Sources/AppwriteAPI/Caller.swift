@@ -1,0 +1,89 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+
+/// Who is calling: the project named by `X-Appwrite-Project`, and an API key, a user session, or nobody (a guest).
+///
+/// The session is read, in this order, from the cookie `a_session_<projectId>` (or `a_session_<projectId>_legacy`),
+/// the `X-Appwrite-Session` header (what the Python SDK sends), and the `X-Fallback-Cookies` JSON header (browser
+/// SDKs without third-party cookies). An unknown or expired session leaves the caller a guest, as in Appwrite.
+struct Caller {
+    let project: Project
+    /// The `X-Appwrite-Key` secret, checked by ``requireSessionsWrite(_:)`` and refused by ``requireUser()``.
+    let keySecret: String?
+    /// The signed-in session and its user, when the caller presented a live one and no API key.
+    let signedIn: (session: Session, user: User)?
+
+    /// Resolves the caller of `request`.
+    /// - Throws: 404 `project_not_found` for a missing, empty or unknown `X-Appwrite-Project`.
+    init(_ request: HTTPRequest, _ sesame: Sesame) throws(HTTPError) {
+        let projectID = request.headers["X-Appwrite-Project"] ?? ""
+        guard !projectID.isEmpty, projectID.utf8.count <= 64 else { throw .appwrite(.projectNotFound) }
+        do {
+            project = try sesame.projects.get(projectID)
+        } catch where error.code == .notFound {
+            throw .appwrite(.projectNotFound)
+        } catch {
+            throw appwriteError(error)
+        }
+        let key = request.headers["X-Appwrite-Key"].flatMap { $0.isEmpty ? nil : $0 }
+        keySecret = key
+        if key == nil, let secret = Self.sessionSecret(request, projectID: projectID) {
+            do { signedIn = try sesame.sessions.authenticate(projectID: projectID, secret: secret) } catch { throw appwriteError(error) }
+        } else {
+            signedIn = nil
+        }
+    }
+
+    /// The signed-in user; API keys never hold the `account` scope.
+    /// - Throws: 401 `general_unauthorized_scope` for guests and API keys.
+    func requireUser() throws(HTTPError) -> (session: Session, user: User) {
+        guard keySecret == nil, let signedIn else {
+            throw .appwrite(.generalUnauthorizedScope, "User (role: guests) missing scope (account)")
+        }
+        return signedIn
+    }
+
+    /// Checks the `sessions.write` scope: guests and users hold it; an API key needs Sesame's `users.write` and must
+    /// belong to the project. Returns whether the caller used an API key (which unlocks session secrets).
+    /// - Throws: 401 `general_unauthorized_scope` for a bad key or one without the scope.
+    @discardableResult
+    func requireSessionsWrite(_ sesame: Sesame) throws(HTTPError) -> Bool {
+        guard let keySecret else { return false }
+        let key: APIKey
+        do { key = try sesame.apiKeys.authenticate(keySecret, requiring: .usersWrite) } catch { throw appwriteError(error) }
+        guard key.projectID == project.id else { throw .appwrite(.generalUnauthorizedScope) }
+        return true
+    }
+
+    /// The session secret the request presents, if any.
+    static func sessionSecret(_ request: HTTPRequest, projectID: String) -> String? {
+        let name = cookieName(projectID)
+        let cookies = parseCookies(request.headers.values("Cookie"))
+        if let value = cookies[name] ?? cookies[name + "_legacy"], !value.isEmpty { return value }
+        if let value = request.headers["X-Appwrite-Session"], !value.isEmpty { return value }
+        if let fallback = request.headers["X-Fallback-Cookies"], fallback.utf8.count <= 4096,
+           let object = try? JSONSerialization.jsonObject(with: Data(fallback.utf8)) as? [String: Any],
+           let value = object[name] as? String, !value.isEmpty {
+            return value
+        }
+        return nil
+    }
+
+    /// The session cookie of a project: `a_session_<projectId>`.
+    static func cookieName(_ projectID: String) -> String { "a_session_\(projectID)" }
+
+    /// `name=value` pairs of `Cookie` headers; the first value of a name wins.
+    static func parseCookies(_ headers: [String]) -> [String: String] {
+        var cookies: [String: String] = [:]
+        for header in headers {
+            for pair in header.split(separator: ";") {
+                guard let equals = pair.firstIndex(of: "=") else { continue }
+                let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
+                let value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                if cookies[name] == nil { cookies[name] = value }
+            }
+        }
+        return cookies
+    }
+}

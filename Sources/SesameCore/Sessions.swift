@@ -1,0 +1,133 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+
+/// A signed-in session. It records how and when it authenticated, for the recent-authentication rule.
+public struct Session: Sendable, Hashable {
+    public let id: String
+    public let projectID: String
+    public let userID: String
+    /// How it signed in: `email` (password), `server` (minted with an API key), `passkey`, ...
+    public let provider: String
+    /// The factors it proved, for example `["password"]`.
+    public let factors: [String]
+    public let ip: String
+    public let userAgent: String
+    /// When it signed in.
+    public let createdAt: Date
+    public let updatedAt: Date
+    public let expiresAt: Date
+    /// When it last completed a multi-factor challenge, if ever.
+    public let mfaUpdatedAt: Date?
+
+    /// How long a session counts as freshly authenticated: 10 minutes.
+    public static let recentAuthenticationWindow: TimeInterval = 600
+
+    /// Whether it signed in or completed MFA within ``recentAuthenticationWindow`` before `now`.
+    public func isRecentlyAuthenticated(at now: Date) -> Bool {
+        let latest = max(createdAt, mfaUpdatedAt ?? createdAt)
+        return now.timeIntervalSince(latest) <= Self.recentAuthenticationWindow
+    }
+}
+
+/// Where a sign-in request came from.
+public struct ClientInfo: Sendable, Hashable {
+    public var ip: String
+    public var userAgent: String
+    public init(ip: String, userAgent: String) {
+        self.ip = ip
+        self.userAgent = userAgent
+    }
+}
+
+/// Creates, finds and ends sessions. Secrets are random, handed out once and stored as SHA-256 hashes.
+public struct SessionService: Sendable {
+    let store: Store
+    let clock: any SesameClock
+
+    /// The lifetime of a session unless the caller asks for less: one year, like Appwrite's default.
+    public static let defaultLifetime: TimeInterval = 365 * 24 * 3600
+    /// Every session secret starts with this.
+    public static let secretPrefix = "sesame_ss_"
+
+    /// Signs in with email and password and opens a session (`provider` `email`, factors `password`).
+    /// - Parameter lifetime: seconds, 60 to ``defaultLifetime``; the default when `nil`.
+    /// - Throws: `invalid_argument` for a bad lifetime; `invalid_credentials`; `blocked`.
+    public func signIn(projectID: String, email: String, password: String, lifetime: TimeInterval?,
+                       client: ClientInfo) throws(SesameError) -> (session: Session, secret: String) {
+        let lifetime = try Self.checkLifetime(lifetime)
+        let user = try UserService(store: store, clock: clock).authenticate(projectID: projectID, email: email, password: password)
+        return try create(projectID: projectID, userID: user.id, provider: "email", factors: ["password"], lifetime: lifetime,
+                          client: client)
+    }
+
+    /// Opens a session for a user without checking a credential (the caller did, or holds an API key).
+    /// - Throws: `not_found` when the user does not exist; `blocked` when the user is blocked.
+    public func create(projectID: String, userID: String, provider: String, factors: [String], lifetime: TimeInterval? = nil,
+                       mfaUpdatedAt: Date? = nil, client: ClientInfo) throws(SesameError) -> (session: Session, secret: String) {
+        let user = try UserService(store: store, clock: clock).get(projectID: projectID, id: userID)
+        guard user.isActive else { throw SesameError(.blocked, "user is blocked") }
+        let now = clock.now()
+        let secret = Identifiers.secret(prefix: Self.secretPrefix)
+        let record = SessionRecord(
+            id: Identifiers.unique(), projectID: projectID, userID: userID, secretHash: Identifiers.hash(secret), provider: provider,
+            factors: factors, ip: String(client.ip.prefix(64)), userAgent: String(client.userAgent.prefix(256)), createdAt: now,
+            updatedAt: now, expiresAt: now.addingTimeInterval(lifetime ?? Self.defaultLifetime), mfaUpdatedAt: mfaUpdatedAt
+        )
+        try StoreErrors.map { () throws(StoreError) in try store.sessions.create(record) }
+        return (Session(record: record), secret)
+    }
+
+    /// The live session whose secret is `secret`, with its user; `nil` for an unknown, expired or malformed secret,
+    /// or a blocked user (the request then counts as a guest's).
+    public func authenticate(projectID: String, secret: String) throws(SesameError) -> (session: Session, user: User)? {
+        guard secret.hasPrefix(Self.secretPrefix), secret.utf8.count < 200 else { return nil }
+        let hash = Identifiers.hash(secret)
+        return try StoreErrors.map { () throws(StoreError) -> (Session, User)? in
+            guard let record = try store.sessions.find(projectID: projectID, secretHash: hash, now: clock.now()),
+                  constantTimeEquals(record.secretHash, hash),
+                  let user = try store.users.get(projectID: projectID, id: record.userID), user.status == UserRecord.active
+            else { return nil }
+            return (Session(record: record), User(record: user))
+        }
+    }
+
+    /// The user's live sessions, oldest first.
+    public func list(projectID: String, userID: String) throws(SesameError) -> [Session] {
+        try StoreErrors.map { () throws(StoreError) in
+            try store.sessions.list(projectID: projectID, userID: userID, now: clock.now()).map(Session.init)
+        }
+    }
+
+    /// One live session of the user.
+    /// - Throws: `not_found`.
+    public func get(projectID: String, userID: String, id: String) throws(SesameError) -> Session {
+        guard let session = try list(projectID: projectID, userID: userID).first(where: { $0.id == id }) else {
+            throw SesameError(.notFound, "session")
+        }
+        return session
+    }
+
+    /// Ends one session of the user.
+    /// - Throws: `not_found`.
+    public func delete(projectID: String, userID: String, id: String) throws(SesameError) {
+        let deleted = try StoreErrors.map { () throws(StoreError) in try store.sessions.delete(projectID: projectID, userID: userID, id: id) }
+        guard deleted else { throw SesameError(.notFound, "session") }
+    }
+
+    static func checkLifetime(_ lifetime: TimeInterval?) throws(SesameError) -> TimeInterval? {
+        guard let lifetime else { return nil }
+        guard lifetime >= 60, lifetime <= defaultLifetime, lifetime.rounded() == lifetime else {
+            throw SesameError(.invalidArgument, "duration must be a whole number of seconds between 60 and \(Int(defaultLifetime))")
+        }
+        return lifetime
+    }
+}
+
+extension Session {
+    init(record: SessionRecord) {
+        self.init(id: record.id, projectID: record.projectID, userID: record.userID, provider: record.provider,
+                  factors: record.factors, ip: record.ip, userAgent: record.userAgent, createdAt: record.createdAt,
+                  updatedAt: record.updatedAt, expiresAt: record.expiresAt, mfaUpdatedAt: record.mfaUpdatedAt)
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import SesameStore
+import Testing
+@testable import SesameCore
+
+@Suite struct PasswordTests {
+    @Test("a hash verifies its password only, and two hashes of one password differ (salted)")
+    func hashAndVerify() {
+        let hash = Passwords.hash("correct horse")
+        #expect(hash.hasPrefix("scrypt$15$8$1$"))
+        #expect(Passwords.verify("correct horse", against: hash))
+        #expect(!Passwords.verify("correct horsf", against: hash))
+        #expect(!Passwords.verify("", against: hash))
+        #expect(Passwords.hash("correct horse") != hash)
+    }
+
+    @Test("malformed or hostile stored hashes never verify", arguments: [
+        "", "scrypt", "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA", "bcrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "scrypt$30$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "scrypt$15$99$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "scrypt$15$8$1$!!!$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAA",
+    ])
+    func malformed(_ stored: String) {
+        #expect(!Passwords.verify("anything", against: stored))
+    }
+}
+
+@Suite struct AccountServiceTests {
+    @Test("users: create with email and password, read back, sign in; bad input and duplicates refused", arguments: Backend.allCases)
+    func users(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        let user = try sesame.users.create(projectID: project.id, id: "alice", email: "Alice@Example.org", password: "password123", name: "Alice")
+        #expect(user.email == "alice@example.org" && user.name == "Alice" && user.isActive && user.hasPassword && user.userHandle.count == 32)
+        #expect(try sesame.users.get(projectID: project.id, id: "alice") == user)
+        let generated = try sesame.users.create(projectID: project.id, id: "unique()", email: "bob@example.org", password: "password123", name: nil)
+        #expect(generated.id.count == 20 && generated.name == "")
+
+        #expect(try sesame.users.authenticate(projectID: project.id, email: "ALICE@example.org", password: "password123").id == "alice")
+        #expect(throws: SesameError.code(.invalidCredentials)) {
+            try sesame.users.authenticate(projectID: project.id, email: "alice@example.org", password: "password124")
+        }
+        #expect(throws: SesameError.code(.invalidCredentials)) {
+            try sesame.users.authenticate(projectID: project.id, email: "nobody@example.org", password: "password123")
+        }
+        try sesame.store.users.setStatus(projectID: project.id, id: "alice", status: UserRecord.blocked, at: Date())
+        #expect(throws: SesameError.code(.blocked)) {
+            try sesame.users.authenticate(projectID: project.id, email: "alice@example.org", password: "password123")
+        }
+
+        #expect(throws: SesameError.code(.conflict)) {
+            try sesame.users.create(projectID: project.id, id: "alice", email: "other@example.org", password: "password123", name: nil)
+        }
+        #expect(throws: SesameError.code(.conflict)) {
+            try sesame.users.create(projectID: project.id, id: "carol", email: "ALICE@example.org", password: "password123", name: nil)
+        }
+        #expect(throws: SesameError.code(.notFound)) { try sesame.users.get(projectID: project.id, id: "nobody") }
+        let bad: [(String?, String, String, String?)] = [
+            ("-x", "c@example.org", "password123", nil), (String(repeating: "a", count: 37), "c@example.org", "password123", nil),
+            ("a b", "c@example.org", "password123", nil), ("c", "not-an-email", "password123", nil), ("c", "c@localhost", "password123", nil),
+            ("c", "c @example.org", "password123", nil), ("c", "c@example.org", "short", nil),
+            ("c", "c@example.org", String(repeating: "p", count: 257), nil), ("c", "c@example.org", "password123", String(repeating: "n", count: 129)),
+        ]
+        for (id, email, password, name) in bad {
+            #expect(throws: SesameError.code(.invalidArgument)) {
+                try sesame.users.create(projectID: project.id, id: id, email: email, password: password, name: name)
+            }
+        }
+    }
+
+    @Test("sessions: sign in, authenticate by secret, list, delete, expiry, recency", arguments: Backend.allCases)
+    func sessions(backend: Backend) throws {
+        let clock = ManualClock()
+        let sesame = try backend.makeSesame(clock: clock)
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        _ = try sesame.users.create(projectID: project.id, id: "alice", email: "alice@example.org", password: "password123", name: nil)
+        let client = ClientInfo(ip: "127.0.0.1", userAgent: "tests")
+        let (session, secret) = try sesame.sessions.signIn(projectID: project.id, email: "alice@example.org", password: "password123",
+                                                           lifetime: nil, client: client)
+        #expect(session.provider == "email" && session.factors == ["password"] && session.userID == "alice")
+        #expect(session.expiresAt == session.createdAt.addingTimeInterval(SessionService.defaultLifetime))
+        #expect(secret.hasPrefix(SessionService.secretPrefix))
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: secret)?.session == session)
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: secret + "x") == nil)
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: "garbage") == nil)
+        #expect(try sesame.sessions.authenticate(projectID: "other", secret: secret) == nil)
+
+        #expect(session.isRecentlyAuthenticated(at: clock.now().addingTimeInterval(600)))
+        #expect(!session.isRecentlyAuthenticated(at: clock.now().addingTimeInterval(601)))
+
+        let (short, shortSecret) = try sesame.sessions.signIn(projectID: project.id, email: "alice@example.org", password: "password123",
+                                                              lifetime: 60, client: client)
+        #expect(try sesame.sessions.list(projectID: project.id, userID: "alice").map(\.id).sorted() == [session.id, short.id].sorted())
+        clock.advance(by: 61)
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: shortSecret) == nil)
+        #expect(try sesame.sessions.list(projectID: project.id, userID: "alice").map(\.id) == [session.id])
+        #expect(throws: SesameError.code(.notFound)) { try sesame.sessions.get(projectID: project.id, userID: "alice", id: short.id) }
+        for lifetime in [59.0, 60.5, SessionService.defaultLifetime + 1] {
+            #expect(throws: SesameError.code(.invalidArgument)) {
+                try sesame.sessions.signIn(projectID: project.id, email: "alice@example.org", password: "password123", lifetime: lifetime, client: client)
+            }
+        }
+        #expect(throws: SesameError.code(.invalidCredentials)) {
+            try sesame.sessions.signIn(projectID: project.id, email: "alice@example.org", password: "wrong-password", lifetime: nil, client: client)
+        }
+
+        try sesame.sessions.delete(projectID: project.id, userID: "alice", id: session.id)
+        #expect(throws: SesameError.code(.notFound)) { try sesame.sessions.delete(projectID: project.id, userID: "alice", id: session.id) }
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: secret) == nil)
+
+        // A blocked user's sessions stop working, and no new ones open.
+        let (_, live) = try sesame.sessions.create(projectID: project.id, userID: "alice", provider: "server", factors: ["server"], client: client)
+        try sesame.store.users.setStatus(projectID: project.id, id: "alice", status: UserRecord.blocked, at: clock.now())
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: live) == nil)
+        #expect(throws: SesameError.code(.blocked)) {
+            try sesame.sessions.create(projectID: project.id, userID: "alice", provider: "server", factors: ["server"], client: client)
+        }
+        #expect(throws: SesameError.code(.notFound)) {
+            try sesame.sessions.create(projectID: project.id, userID: "nobody", provider: "server", factors: ["server"], client: client)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import SesameTestSupport
+import Testing
+
+/// The official `appwrite` Python SDK (pinned), in a virtual environment inside the build folder.
+///
+/// Prepared once per test process: when `.build/pyenv` lacks the pinned SDK, it is created with `python3 -m venv`
+/// and filled with `pip install`. Any failure fails the tests that need it, naming what to install; nothing skips.
+enum AppwriteSDK {
+    static let version = "27.0.0"
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    static let environment = repository.appendingPathComponent(".build/pyenv")
+    static let suite = repository.appendingPathComponent("Tests/AppwriteCompat/run.py")
+
+    /// The virtual environment's python, once the pinned SDK imports from it.
+    static let python: Result<String, IntegrationFailure> = {
+        let python = environment.appendingPathComponent("bin/python").path
+        let probe = ["-c", "import importlib.metadata as m, appwrite.client; assert m.version('appwrite') == '\(version)'"]
+        if FileManager.default.isExecutableFile(atPath: python), (try? runProgram(python, probe))?.status == 0 { return .success(python) }
+        do {
+            let created = try runProgram("/usr/bin/env", ["python3", "-m", "venv", "--clear", environment.path])
+            guard created.status == 0 else {
+                return .failure(IntegrationFailure("python3 -m venv failed (apt-get install -y python3 python3-venv):\n\(created.output)"))
+            }
+            let installed = try runProgram(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "appwrite==\(version)"],
+                                           timeout: 600)
+            guard installed.status == 0 else { return .failure(IntegrationFailure("pip install appwrite==\(version) failed:\n\(installed.output)")) }
+            let check = try runProgram(python, probe)
+            guard check.status == 0 else { return .failure(IntegrationFailure("the installed SDK does not import:\n\(check.output)")) }
+            return .success(python)
+        } catch {
+            return .failure(IntegrationFailure("cannot prepare the Python environment: \(error)"))
+        }
+    }()
+}
+
+/// Runs a program to completion (at most `timeout` seconds) and returns its exit status and combined output.
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 120) throws
+    -> (status: Int32, output: String)
+{
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-run-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: log) }
+    let handle = try FileHandle(forWritingTo: log)
+    defer { try? handle.close() }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(50_000) }
+    if process.isRunning {
+        process.terminate()
+        process.waitUntilExit()
+        throw IntegrationFailure("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+    }
+    let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, output)
+}
+
+@Suite struct AppwriteCompatTests {
+    enum Backend: String, CaseIterable { case sqlite, postgres }
+
+    @Test("the official Appwrite Python SDK drives a live sesame serve (Tests/AppwriteCompat)", arguments: Backend.allCases)
+    func pythonSuite(backend: Backend) throws {
+        let python = try AppwriteSDK.python.get()
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
+        let server = try ServerProcess.start(database: database)
+        defer { _ = server.kill() }
+        let key = try #require(server.adminKey, "the first start prints an admin key")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SESAME_ENDPOINT"] = "http://127.0.0.1:\(server.port)/v1"
+        environment["SESAME_PROJECT"] = server.createdProjectID ?? "default"
+        environment["SESAME_KEY"] = key
+        environment["NO_PROXY"] = "127.0.0.1,localhost"
+        environment["no_proxy"] = "127.0.0.1,localhost"
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        let run = try runProgram(python, [AppwriteSDK.suite.path], environment: environment, timeout: 300)
+        #expect(run.status == 0, "Appwrite compatibility suite on \(backend.rawValue):\n\(run.output)\nserver stderr:\n\(server.stderr)")
+        let summary = run.output.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(summary.hasSuffix(" passed, 0 failed"), "\(summary)")
+        print("Appwrite compatibility suite on \(backend.rawValue): \(summary)")
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Adds or refreshes the Appwrite face's routes in Sources/SesameServer/openapi.json (run after adding a route)."""
+import json, pathlib
+
+path = pathlib.Path(__file__).resolve().parent.parent / "Sources/SesameServer/openapi.json"
+doc = json.loads(path.read_text())
+err = {"$ref": "#/components/responses/AppwriteError"}
+doc["components"]["responses"]["AppwriteError"] = {
+    "description": "An Appwrite error: {message, code, type, version}",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AppwriteError"}}},
+}
+doc["components"]["schemas"]["AppwriteError"] = {
+    "type": "object", "required": ["message", "code", "type", "version"],
+    "properties": {"message": {"type": "string"}, "code": {"type": "integer"}, "type": {"type": "string"},
+                   "version": {"type": "string"}},
+}
+doc["components"]["securitySchemes"].update({
+    "appwriteProject": {"type": "apiKey", "in": "header", "name": "X-Appwrite-Project"},
+    "appwriteKey": {"type": "apiKey", "in": "header", "name": "X-Appwrite-Key",
+                    "description": "A project API key, sesame_sk_... (users.write covers Appwrite's sessions.write)"},
+    "appwriteSession": {"type": "apiKey", "in": "header", "name": "X-Appwrite-Session",
+                        "description": "A session secret; also the cookie a_session_<projectId> or X-Fallback-Cookies"},
+})
+
+def op(summary, success, security, errors, body=None, params=()):
+    o = {"summary": summary, "tags": ["appwrite"],
+         "responses": {str(success): {"description": "Success"} if success == 204 else
+                       {"description": "Success", "content": {"application/json": {"schema": {"type": "object"}}}}},
+         "security": security}
+    for code in sorted(set(errors) | {404, 405, 413, 415, 500}):
+        o["responses"][str(code)] = err
+    if body:
+        o["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "properties": {name: {"type": kind} for name, kind in body.items()}}}}}
+    if params:
+        o["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params]
+    return o
+
+guest = [{"appwriteProject": []}, {"appwriteProject": [], "appwriteKey": []}]
+user = [{"appwriteProject": [], "appwriteSession": []}]
+routes = {
+    "/v1/account": {
+        "post": op("Creates an account with email and password (Appwrite account.create)", 201, guest, [400, 401, 409, 501],
+                   {"userId": "string", "email": "string", "password": "string", "name": "string"}),
+        "get": op("The current user (Appwrite account.get)", 200, user, [401]),
+    },
+    "/v1/account/sessions/email": {
+        "post": op("Signs in with email and password (Appwrite account.createEmailPasswordSession)", 201, guest,
+                   [400, 401, 403, 501], {"email": "string", "password": "string", "duration": "number"}),
+    },
+    "/v1/account/sessions": {
+        "get": op("The current user's sessions (Appwrite account.listSessions)", 200, user, [401]),
+    },
+    "/v1/account/sessions/{sessionId}": {
+        "get": op("One session of the current user; `current` is the caller's (Appwrite account.getSession)", 200, user,
+                  [401], params=["sessionId"]),
+        "delete": op("Ends a session; `current` is the caller's (Appwrite account.deleteSession)", 204, user, [401],
+                     params=["sessionId"]),
+    },
+}
+for key in [k for k in doc["paths"] if k.startswith("/v1/")]:
+    del doc["paths"][key]
+doc["paths"].update(routes)
+path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
