@@ -75,7 +75,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AppwriteAPITests",
-            dependencies: ["AppwriteAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
+            dependencies: [
+                "AppwriteAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),

@@ -57,6 +57,31 @@ routes = {
         "delete": op("Ends a session; `current` is the caller's (Appwrite account.deleteSession)", 204, user, [401],
                      params=["sessionId"]),
     },
+    "/v1/account/sessions/token": {
+        "post": op("Exchanges a sign-in token (a passkey TokenSecret) for a session (Appwrite account.createSession)", 201,
+                   guest, [400, 401, 403], {"userId": "string", "secret": "string"}),
+    },
+    "/v1/account/passkeys": {
+        "get": op("The current user's verified passkeys (Appwrite account.listPasskeys)", 200, user, [401]),
+        "post": op("Starts a passkey registration in this session (Appwrite account.createPasskey)", 201, user,
+                   [400, 401, 409, 429, 501], {"passkeyId": "string", "name": "string"}),
+    },
+    "/v1/account/passkeys/{passkeyId}": {
+        "get": op("One verified passkey (Appwrite account.getPasskey)", 200, user, [401], params=["passkeyId"]),
+        "patch": op("Renames a passkey (Appwrite account.updatePasskey)", 200, user, [400, 401], {"name": "string"},
+                    params=["passkeyId"]),
+        "delete": op("Deletes a passkey; needs a recent sign-in (Appwrite account.deletePasskey)", 204, user, [401],
+                     params=["passkeyId"]),
+    },
+    "/v1/account/passkeys/{passkeyId}/verification": {
+        "put": op("Finishes a registration with the RegistrationResponseJSON (Appwrite account.updatePasskeyVerification)",
+                  200, user, [400, 401, 409, 501], {"credential": "object"}, params=["passkeyId"]),
+    },
+    "/v1/account/tokens/passkey": {
+        "post": op("Starts a usernameless passkey sign-in (Appwrite account.createPasskeyToken)", 201, guest, [401, 429, 501]),
+        "put": op("Finishes it with the AuthenticationResponseJSON; answers a TokenSecret (Appwrite account.updatePasskeyToken)",
+                  201, guest, [400, 401, 403, 429, 501], {"challengeId": "string", "credential": "object"}),
+    },
 }
 for key in [k for k in doc["paths"] if k.startswith("/v1/")]:
     del doc["paths"][key]

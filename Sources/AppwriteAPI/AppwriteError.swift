@@ -126,6 +126,9 @@ func appwriteError(_ error: SesameError, notFound: AppwriteErrorType = .generalR
     case .rateLimited: .appwrite(.generalRateLimitExceeded)
     case .expired: .appwrite(.userInvalidToken)
     case .limitReached: .appwrite(.userPasskeyLimitExceeded)
+    case .unsupported: .appwrite(.userAuthMethodUnsupported)
+    case .reauthenticationRequired: .appwrite(.userReauthenticationRequired)
+    case .verificationFailed: .appwrite(.userPasskeyInvalid)
     default: .appwrite(.generalServerError)
     }
 }
