@@ -121,6 +121,13 @@ public struct PasskeyService: Sendable {
         }
         let id = try UserService.checkID(passkeyID)
         let name = try UserService.checkOptionalName(name)
+        // The limit is checked before the hourly rate, so a full account is told so without spending an attempt.
+        // The insert below re-checks it atomically.
+        let used = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.count(userID: user.id)
+                + store.challenges.countActive(userID: user.id, purpose: ChallengeRecord.registrationPurpose, now: now)
+        }
+        guard used < Self.maximumPerUser else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
         let decision = try RateLimiter(store: store, clock: clock)
             .hit("passkey-registration:\(user.id)", limit: Self.attemptsPerHour, window: 3600)
         guard decision.allowed else { throw SesameError(.rateLimited, "10 registrations per user per hour") }

@@ -2,12 +2,14 @@ import Foundation
 import SesameTestSupport
 import Testing
 
-/// The official `appwrite` Python SDK (pinned), in a virtual environment inside the build folder.
+/// The official `appwrite` Python SDK (pinned, with `cryptography` for the suite's software authenticator), in a
+/// virtual environment inside the build folder.
 ///
 /// Prepared once per test process: when `.build/pyenv` lacks the pinned SDK, it is created with `python3 -m venv`
 /// and filled with `pip install`. Any failure fails the tests that need it, naming what to install; nothing skips.
 enum AppwriteSDK {
     static let version = "27.0.0"
+    static let requirements = ["appwrite==\(version)", "cryptography==50.0.2"]
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
     static let environment = repository.appendingPathComponent(".build/pyenv")
     static let suite = repository.appendingPathComponent("Tests/AppwriteCompat/run.py")
@@ -15,16 +17,19 @@ enum AppwriteSDK {
     /// The virtual environment's python, once the pinned SDK imports from it.
     static let python: Result<String, IntegrationFailure> = {
         let python = environment.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import importlib.metadata as m, appwrite.client; assert m.version('appwrite') == '\(version)'"]
+        let probe = ["-c", "import importlib.metadata as m, appwrite.client, cryptography; "
+            + requirements.map { "assert m.version('\($0.split(separator: "=")[0])') == '\($0.split(separator: "=").last!)'" }.joined(separator: "; ")]
         if FileManager.default.isExecutableFile(atPath: python), (try? runProgram(python, probe))?.status == 0 { return .success(python) }
         do {
             let created = try runProgram("/usr/bin/env", ["python3", "-m", "venv", "--clear", environment.path])
             guard created.status == 0 else {
                 return .failure(IntegrationFailure("python3 -m venv failed (apt-get install -y python3 python3-venv):\n\(created.output)"))
             }
-            let installed = try runProgram(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "appwrite==\(version)"],
+            let installed = try runProgram(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q"] + requirements,
                                            timeout: 600)
-            guard installed.status == 0 else { return .failure(IntegrationFailure("pip install appwrite==\(version) failed:\n\(installed.output)")) }
+            guard installed.status == 0 else {
+                return .failure(IntegrationFailure("pip install \(requirements.joined(separator: " ")) failed:\n\(installed.output)"))
+            }
             let check = try runProgram(python, probe)
             guard check.status == 0 else { return .failure(IntegrationFailure("the installed SDK does not import:\n\(check.output)")) }
             return .success(python)
@@ -73,10 +78,16 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
         let server = try ServerProcess.start(database: database)
         defer { _ = server.kill() }
         let key = try #require(server.adminKey, "the first start prints an admin key")
+        // The passkey checks need a relying party with platforms, and a project without any.
+        try SesameCLI.succeed(["project", "set-rp", "--rp-id", "shop.example", "--db", database])
+        try SesameCLI.succeed(["platform", "add", "--web", "shop.example", "--db", database])
+        try SesameCLI.succeed(["platform", "add", "--web", "localhost", "--db", database])
+        let bare = try #require(try SesameCLI.succeed(["project", "create", "--name", "Bare", "--rp-id", "bare.example", "--db", database])["id"] as? String)
         var environment = ProcessInfo.processInfo.environment
         environment["SESAME_ENDPOINT"] = "http://127.0.0.1:\(server.port)/v1"
         environment["SESAME_PROJECT"] = server.createdProjectID ?? "default"
         environment["SESAME_KEY"] = key
+        environment["SESAME_BARE_PROJECT"] = bare
         environment["NO_PROXY"] = "127.0.0.1,localhost"
         environment["no_proxy"] = "127.0.0.1,localhost"
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
