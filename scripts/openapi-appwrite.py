@@ -38,6 +38,7 @@ def op(summary, success, security, errors, body=None, params=()):
 
 guest = [{"appwriteProject": []}, {"appwriteProject": [], "appwriteKey": []}]
 user = [{"appwriteProject": [], "appwriteSession": []}]
+key = [{"appwriteProject": [], "appwriteKey": []}]
 routes = {
     "/v1/account": {
         "post": op("Creates an account with email and password (Appwrite account.create)", 201, guest, [400, 401, 409, 501],
@@ -81,6 +82,35 @@ routes = {
         "post": op("Starts a usernameless passkey sign-in (Appwrite account.createPasskeyToken)", 201, guest, [401, 429, 501]),
         "put": op("Finishes it with the AuthenticationResponseJSON; answers a TokenSecret (Appwrite account.updatePasskeyToken)",
                   201, guest, [400, 401, 403, 429, 501], {"challengeId": "string", "credential": "object"}),
+    },
+    "/v1/users": {
+        "get": op("The project's users (Appwrite users.list; scope users.read)", 200, key, [401]),
+        "post": op("Creates a user; email and password optional (Appwrite users.create; scope users.write)", 201, key,
+                   [400, 401, 409], {"userId": "string", "email": "string", "password": "string", "name": "string"}),
+    },
+    "/v1/users/{userId}": {
+        "get": op("One user (Appwrite users.get)", 200, key, [401], params=["userId"]),
+        "delete": op("Deletes a user with passkeys, pending registrations, sessions and tokens (Appwrite users.delete)", 204,
+                     key, [401], params=["userId"]),
+    },
+    "/v1/users/{userId}/status": {
+        "patch": op("Blocks (false) or unblocks a user (Appwrite users.updateStatus)", 200, key, [400, 401], {"status": "boolean"},
+                    params=["userId"]),
+    },
+    "/v1/users/{userId}/sessions": {
+        "get": op("The user's sessions (Appwrite users.listSessions)", 200, key, [401], params=["userId"]),
+        "post": op("Mints a session, its secret in the body (Appwrite users.createSession)", 201, key, [401, 403],
+                   params=["userId"]),
+    },
+    "/v1/users/{userId}/passkeys": {
+        "get": op("The user's verified passkeys (Appwrite users.listPasskeys)", 200, key, [401], params=["userId"]),
+    },
+    "/v1/users/{userId}/passkeys/{passkeyId}": {
+        "get": op("One of the user's passkeys (Appwrite users.getPasskey)", 200, key, [401], params=["userId", "passkeyId"]),
+        "patch": op("Renames one (Appwrite users.updatePasskey)", 200, key, [400, 401], {"name": "string"},
+                    params=["userId", "passkeyId"]),
+        "delete": op("Deletes one, no recency rule (Appwrite users.deletePasskey)", 204, key, [401],
+                     params=["userId", "passkeyId"]),
     },
 }
 for key in [k for k in doc["paths"] if k.startswith("/v1/")]:

@@ -15,6 +15,7 @@ public enum AppwriteAPI {
         router.mount("/v1", errorRenderer: AppwriteErrorRenderer())
         AccountRoutes.add(to: &router, sesame: sesame)
         PasskeyRoutes.add(to: &router, sesame: sesame)
+        UsersRoutes.add(to: &router, sesame: sesame)
     }
 
     /// A JSON response labelled `application/json; charset=UTF-8`.

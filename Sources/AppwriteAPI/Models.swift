@@ -204,3 +204,9 @@ struct TokenSecretModel: Encodable {
         phrase = ""
     }
 }
+
+/// UserList: `{"total", "users"}`.
+struct UserListModel: Encodable {
+    let total: Int
+    let users: [UserModel]
+}

@@ -119,6 +119,13 @@ public struct ChallengeRepository: Sendable {
         try database.execute("DELETE FROM challenges WHERE expires_at <= $1", [.date(time)])
     }
 
+    /// Deletes every challenge bound to a user (pending registrations included).
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteAll(userID: String) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM challenges WHERE user_id = $1", [.text(userID)])
+    }
+
     /// Counts a user's unexpired challenges of one purpose.
     public func countActive(userID: String, purpose: String, now: Date) throws(StoreError) -> Int {
         let row = try database.queryFirst(
