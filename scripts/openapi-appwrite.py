@@ -112,6 +112,34 @@ routes = {
         "delete": op("Deletes one, no recency rule (Appwrite users.deletePasskey)", 204, key, [401],
                      params=["userId", "passkeyId"]),
     },
+    "/v1/project": {"get": op("The project (Appwrite project.get; scope project.read)", 200, key, [401])},
+    "/v1/project/auth-methods/{methodId}": {
+        "patch": op("Switches an authentication method on or off (Appwrite project.updateAuthMethod)", 200, key, [400, 401],
+                    {"enabled": "boolean"}, params=["methodId"]),
+    },
+    "/v1/project/policies": {"get": op("The policies: the passkey policy (Appwrite project.listPolicies)", 200, key, [401])},
+    "/v1/project/policies/passkey": {
+        "get": op("The passkey policy: relying party ID and origins (Appwrite project.getPolicy)", 200, key, [401]),
+        "patch": op("Sets the relying party ID, permanent once passkeys exist; answers the Project (Appwrite "
+                    "project.updatePasskeyPolicy)", 200, key, [400, 401], {"rpId": "string"}),
+    },
+    "/v1/project/platforms": {"get": op("The platforms (Appwrite project.listPlatforms)", 200, key, [401])},
+    "/v1/project/platforms/{platformId}": {
+        "get": op("One platform (Appwrite project.getPlatform)", 200, key, [401], params=["platformId"]),
+        "delete": op("Removes a platform (Appwrite project.deletePlatform)", 204, key, [401], params=["platformId"]),
+    },
+    "/v1/project/platforms/web": {
+        "post": op("Adds a web platform (Appwrite project.createWebPlatform)", 201, key, [400, 401, 409],
+                   {"platformId": "string", "name": "string", "hostname": "string"}),
+    },
+    "/v1/project/platforms/android": {
+        "post": op("Adds an Android platform (Appwrite project.createAndroidPlatform)", 201, key, [400, 401, 409],
+                   {"platformId": "string", "name": "string", "applicationId": "string", "fingerprints": "array"}),
+    },
+    "/v1/project/platforms/apple": {
+        "post": op("Adds an Apple platform (Appwrite project.createApplePlatform)", 201, key, [400, 401, 409],
+                   {"platformId": "string", "name": "string", "bundleIdentifier": "string"}),
+    },
 }
 for key in [k for k in doc["paths"] if k.startswith("/v1/")]:
     del doc["paths"][key]

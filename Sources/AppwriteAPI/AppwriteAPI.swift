@@ -16,6 +16,7 @@ public enum AppwriteAPI {
         AccountRoutes.add(to: &router, sesame: sesame)
         PasskeyRoutes.add(to: &router, sesame: sesame)
         UsersRoutes.add(to: &router, sesame: sesame)
+        ProjectRoutes.add(to: &router, sesame: sesame)
     }
 
     /// A JSON response labelled `application/json; charset=UTF-8`.

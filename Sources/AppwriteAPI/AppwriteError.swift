@@ -24,6 +24,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userPasskeyLimitExceeded = "user_passkey_limit_exceeded"
     case userPasskeyAlreadyExists = "user_passkey_already_exists"
     case userPasskeyNotFound = "user_passkey_not_found"
+    case platformNotFound = "platform_not_found"
+    case platformAlreadyExists = "platform_already_exists"
 
     /// The HTTP status Appwrite answers this type with.
     public var status: Int {
@@ -32,8 +34,9 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .generalUnauthorizedScope, .userInvalidCredentials, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
         case .userBlocked: 403
-        case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound: 404
-        case .userAlreadyExists, .userPasskeyAlreadyExists: 409
+        case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
+            .platformNotFound: 404
+        case .userAlreadyExists, .userPasskeyAlreadyExists, .platformAlreadyExists: 409
         case .generalRateLimitExceeded: 429
         case .generalServerError, .generalUnknown: 500
         case .userAuthMethodUnsupported: 501
@@ -62,6 +65,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userPasskeyLimitExceeded: "The user already has the maximum number of passkeys, counting registrations in progress."
         case .userPasskeyAlreadyExists: "This credential, or a passkey with this ID, is already registered."
         case .userPasskeyNotFound: "No passkey with the requested ID belongs to the user, or the registration is no longer pending."
+        case .platformNotFound: "Platform with the requested ID could not be found."
+        case .platformAlreadyExists: "Platform with the requested ID already exists."
         }
     }
 }
