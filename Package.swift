@@ -83,7 +83,8 @@ let package = Package(
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore"], swiftSettings: swiftSettings
+            name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore", "SesameCrypto"],
+            swiftSettings: swiftSettings
         ),
     ]
 )

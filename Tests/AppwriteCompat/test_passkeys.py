@@ -148,3 +148,13 @@ def localhost_relying_party():
     local_guest.add_header("origin", "http://localhost:5173")
     token = sign_in(authenticator, origin="http://localhost:5173", guest=local_guest)
     assert token.secret
+
+
+@check
+def registering_and_deleting_need_a_recent_sign_in():
+    # SESAME_STALE_SESSION signed in 11 minutes ago (the test driver wrote it into the server's database).
+    stale = Account(client(session=os.environ["SESAME_STALE_SESSION"]))
+    expect_equal(stale.get().id, "stale-user", "the stale session still works for reading")
+    expect_error("user_reauthentication_required", 401, stale.create_passkey)
+    expect_error("user_reauthentication_required", 401, stale.delete_passkey, passkey_id="any-passkey")
+    expect_equal(stale.list_passkeys().total, 0, "listing has no recency rule")

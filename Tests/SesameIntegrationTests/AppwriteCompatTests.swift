@@ -1,4 +1,6 @@
 import Foundation
+import SesameCrypto
+import SesameStore
 import SesameTestSupport
 import Testing
 
@@ -69,6 +71,21 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
 @Suite struct AppwriteCompatTests {
     enum Backend: String, CaseIterable { case sqlite, postgres }
 
+    /// A session that signed in 11 minutes ago (written straight into the live server's database, since the server's
+    /// clock is real), for the 10-minute recent-authentication rule. Returns its secret.
+    static func staleSession(database: String, projectID: String) throws -> String {
+        let store = try Store.open(database)
+        let signedIn = Date().addingTimeInterval(-660)
+        try store.users.create(UserRecord(id: "stale-user", projectID: projectID, email: "stale@example.org",
+                                          userHandle: SecureRandom.bytes(count: 32), createdAt: signedIn, updatedAt: signedIn))
+        let secret = "sesame_ss_" + SecureRandom.bytes(count: 32).map { String(format: "%02x", $0) }.joined()
+        try store.sessions.create(SessionRecord(
+            id: "stale-session", projectID: projectID, userID: "stale-user", secretHash: Digest.sha256(Array(secret.utf8)),
+            provider: "email", factors: ["password"], ip: "127.0.0.1", userAgent: "", createdAt: signedIn, updatedAt: signedIn,
+            expiresAt: signedIn.addingTimeInterval(86400)))
+        return secret
+    }
+
     @Test("the official Appwrite Python SDK drives a live sesame serve (Tests/AppwriteCompat)", arguments: Backend.allCases)
     func pythonSuite(backend: Backend) throws {
         let python = try AppwriteSDK.python.get()
@@ -83,7 +100,9 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
         try SesameCLI.succeed(["platform", "add", "--web", "shop.example", "--db", database])
         try SesameCLI.succeed(["platform", "add", "--web", "localhost", "--db", database])
         let bare = try #require(try SesameCLI.succeed(["project", "create", "--name", "Bare", "--rp-id", "bare.example", "--db", database])["id"] as? String)
+        let stale = try Self.staleSession(database: database, projectID: server.createdProjectID ?? "default")
         var environment = ProcessInfo.processInfo.environment
+        environment["SESAME_STALE_SESSION"] = stale
         environment["SESAME_ENDPOINT"] = "http://127.0.0.1:\(server.port)/v1"
         environment["SESAME_PROJECT"] = server.createdProjectID ?? "default"
         environment["SESAME_KEY"] = key
