@@ -6,6 +6,8 @@ import SesameHTTP
 /// Handlers throw ``HTTPError`` whose `code` is the raw value; ``AppwriteErrorRenderer`` renders it.
 public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case generalArgumentInvalid = "general_argument_invalid"
+    case generalQueryInvalid = "general_query_invalid"
+    case generalCursorNotFound = "general_cursor_not_found"
     case generalRouteNotFound = "general_route_not_found"
     case generalUnauthorizedScope = "general_unauthorized_scope"
     case generalRateLimitExceeded = "general_rate_limit_exceeded"
@@ -30,7 +32,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     /// The HTTP status Appwrite answers this type with.
     public var status: Int {
         switch self {
-        case .generalArgumentInvalid, .userPasskeyLimitExceeded: 400
+        case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
         case .generalUnauthorizedScope, .userInvalidCredentials, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
         case .userBlocked: 403
@@ -47,6 +49,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     public var defaultMessage: String {
         switch self {
         case .generalArgumentInvalid: "The request contains one or more invalid arguments."
+        case .generalQueryInvalid: "The query is invalid."
+        case .generalCursorNotFound: "The cursor was not found."
         case .generalRouteNotFound: "The requested route was not found. Please refer to the API docs and try again."
         case .generalUnauthorizedScope: "The current user or API key is not authorized to perform the requested action."
         case .generalRateLimitExceeded: "Rate limit for the current endpoint has been exceeded. Please try again after some time."

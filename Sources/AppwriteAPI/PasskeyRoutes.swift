@@ -8,8 +8,8 @@ enum PasskeyRoutes {
         // A1: the caller's verified passkeys.
         router.add(.GET, "/v1/account/passkeys") { request in
             let (_, user) = try Caller(request, sesame).requireUser()
-            let passkeys = try AppwriteAPI.call { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }.map(PasskeyModel.init)
-            return AppwriteAPI.json(PasskeyListModel(total: request.query["total"] == "false" ? 0 : passkeys.count, passkeys: passkeys))
+            let passkeys = try AppwriteAPI.call { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }
+            return AppwriteAPI.json(try AppwriteAPI.passkeyList(request, passkeys))
         }
 
         // A2: start a registration in this session.

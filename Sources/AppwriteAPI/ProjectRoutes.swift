@@ -54,7 +54,19 @@ enum ProjectRoutes {
         router.add(.GET, "/v1/project/platforms") { request in
             let caller = try keyed(request, sesame, .projectRead)
             let platforms = caller.project.platforms.map(PlatformModel.init)
-            return AppwriteAPI.json(PlatformListModel(total: request.query["total"] == "false" ? 0 : platforms.count, platforms: platforms))
+            let (page, total) = try AppwriteAPI.page(request, platforms, attributes: ["$id", "type", "name", "hostname", "bundleIdentifier", "applicationId"],
+                                                     id: \.entry.id) { model, attribute in
+                switch (attribute, model.entry.platform) {
+                case ("type", let platform): platform.kind
+                case ("name", _): model.entry.name
+                case ("hostname", .web(let host)): host
+                case ("bundleIdentifier", .apple(_, let bundle)): bundle
+                case ("applicationId", .android(let package, _)): package
+                case ("$id", _): model.entry.id
+                default: ""
+                }
+            }
+            return AppwriteAPI.json(PlatformListModel(total: total, platforms: page))
         }
         router.add(.GET, "/v1/project/platforms/:platformId") { request in
             let caller = try keyed(request, sesame, .projectRead)

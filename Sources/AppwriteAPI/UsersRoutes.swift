@@ -10,7 +10,16 @@ enum UsersRoutes {
             let caller = try Caller(request, sesame)
             try caller.requireKey(sesame, .usersRead)
             let users = try AppwriteAPI.call { () throws(SesameError) in try sesame.users.list(projectID: caller.project.id) }.map(UserModel.init)
-            return AppwriteAPI.json(UserListModel(total: request.query["total"] == "false" ? 0 : users.count, users: users))
+            let (page, total) = try AppwriteAPI.page(request, users, attributes: ["$id", "$createdAt", "name", "email", "registration"],
+                                                     id: \.id) { user, attribute in
+                switch attribute {
+                case "$createdAt", "registration": user.createdAt
+                case "name": user.name
+                case "email": user.email
+                default: user.id
+                }
+            }
+            return AppwriteAPI.json(UserListModel(total: total, users: page))
         }
         router.add(.POST, "/v1/users") { request in
             let caller = try Caller(request, sesame)
@@ -60,8 +69,8 @@ enum UsersRoutes {
         // Passkeys: list, get, rename, delete (no recency rule for API keys; registration is the user's own).
         router.add(.GET, "/v1/users/:userId/passkeys") { request in
             let (_, user) = try target(request, sesame, .usersRead)
-            let passkeys = try userCall { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }.map(PasskeyModel.init)
-            return AppwriteAPI.json(PasskeyListModel(total: request.query["total"] == "false" ? 0 : passkeys.count, passkeys: passkeys))
+            let passkeys = try userCall { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }
+            return AppwriteAPI.json(try AppwriteAPI.passkeyList(request, passkeys))
         }
         router.add(.GET, "/v1/users/:userId/passkeys/:passkeyId") { request in
             let (_, user) = try target(request, sesame, .usersRead)

@@ -158,3 +158,23 @@ def registering_and_deleting_need_a_recent_sign_in():
     expect_error("user_reauthentication_required", 401, stale.create_passkey)
     expect_error("user_reauthentication_required", 401, stale.delete_passkey, passkey_id="any-passkey")
     expect_equal(stale.list_passkeys().total, 0, "listing has no recency rule")
+
+
+@check
+def passkey_list_queries():
+    from appwrite.query import Query
+
+    _, email = new_account()
+    user_client, _ = signed_in(email)
+    ids = [register(user_client, SoftwareAuthenticator(), name=name).id for name in ("b", "c", "a")]
+    account = Account(user_client)
+    page = account.list_passkeys(queries=[Query.limit(2)])
+    expect_equal((page.total, len(page.passkeys)), (3, 2), "limit keeps the total")
+    expect_equal([p.name for p in account.list_passkeys(queries=[Query.order_asc("name")]).passkeys], ["a", "b", "c"], "orderAsc")
+    expect_equal([p.name for p in account.list_passkeys(queries=[Query.equal("name", ["a", "b"])]).passkeys], ["b", "a"], "equal")
+    expect_equal([p.id for p in account.list_passkeys(queries=[Query.cursor_after(ids[0]), Query.limit(1)]).passkeys], [ids[1]],
+                 "cursorAfter")
+    expect_equal(account.list_passkeys(total=False).total, 0, "total=false")
+    expect_error("general_query_invalid", 400, account.list_passkeys, queries=[Query.search("name", "a")])
+    expect_error("general_query_invalid", 400, account.list_passkeys, queries=[Query.order_desc("credentialId")])
+    expect_error("general_cursor_not_found", 400, account.list_passkeys, queries=[Query.cursor_after("no-such-passkey")])
