@@ -75,13 +75,16 @@ let package = Package(
         ),
         .testTarget(
             name: "AppwriteAPITests",
-            dependencies: ["AppwriteAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
+            dependencies: [
+                "AppwriteAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore"], swiftSettings: swiftSettings
+            name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore", "SesameCrypto"],
+            swiftSettings: swiftSettings
         ),
     ]
 )

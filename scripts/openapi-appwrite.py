@@ -38,6 +38,7 @@ def op(summary, success, security, errors, body=None, params=()):
 
 guest = [{"appwriteProject": []}, {"appwriteProject": [], "appwriteKey": []}]
 user = [{"appwriteProject": [], "appwriteSession": []}]
+key = [{"appwriteProject": [], "appwriteKey": []}]
 routes = {
     "/v1/account": {
         "post": op("Creates an account with email and password (Appwrite account.create)", 201, guest, [400, 401, 409, 501],
@@ -56,6 +57,88 @@ routes = {
                   [401], params=["sessionId"]),
         "delete": op("Ends a session; `current` is the caller's (Appwrite account.deleteSession)", 204, user, [401],
                      params=["sessionId"]),
+    },
+    "/v1/account/sessions/token": {
+        "post": op("Exchanges a sign-in token (a passkey TokenSecret) for a session (Appwrite account.createSession)", 201,
+                   guest, [400, 401, 403], {"userId": "string", "secret": "string"}),
+    },
+    "/v1/account/passkeys": {
+        "get": op("The current user's verified passkeys (Appwrite account.listPasskeys)", 200, user, [401]),
+        "post": op("Starts a passkey registration in this session (Appwrite account.createPasskey)", 201, user,
+                   [400, 401, 409, 429, 501], {"passkeyId": "string", "name": "string"}),
+    },
+    "/v1/account/passkeys/{passkeyId}": {
+        "get": op("One verified passkey (Appwrite account.getPasskey)", 200, user, [401], params=["passkeyId"]),
+        "patch": op("Renames a passkey (Appwrite account.updatePasskey)", 200, user, [400, 401], {"name": "string"},
+                    params=["passkeyId"]),
+        "delete": op("Deletes a passkey; needs a recent sign-in (Appwrite account.deletePasskey)", 204, user, [401],
+                     params=["passkeyId"]),
+    },
+    "/v1/account/passkeys/{passkeyId}/verification": {
+        "put": op("Finishes a registration with the RegistrationResponseJSON (Appwrite account.updatePasskeyVerification)",
+                  200, user, [400, 401, 409, 501], {"credential": "object"}, params=["passkeyId"]),
+    },
+    "/v1/account/tokens/passkey": {
+        "post": op("Starts a usernameless passkey sign-in (Appwrite account.createPasskeyToken)", 201, guest, [401, 429, 501]),
+        "put": op("Finishes it with the AuthenticationResponseJSON; answers a TokenSecret (Appwrite account.updatePasskeyToken)",
+                  201, guest, [400, 401, 403, 429, 501], {"challengeId": "string", "credential": "object"}),
+    },
+    "/v1/users": {
+        "get": op("The project's users (Appwrite users.list; scope users.read)", 200, key, [401]),
+        "post": op("Creates a user; email and password optional (Appwrite users.create; scope users.write)", 201, key,
+                   [400, 401, 409], {"userId": "string", "email": "string", "password": "string", "name": "string"}),
+    },
+    "/v1/users/{userId}": {
+        "get": op("One user (Appwrite users.get)", 200, key, [401], params=["userId"]),
+        "delete": op("Deletes a user with passkeys, pending registrations, sessions and tokens (Appwrite users.delete)", 204,
+                     key, [401], params=["userId"]),
+    },
+    "/v1/users/{userId}/status": {
+        "patch": op("Blocks (false) or unblocks a user (Appwrite users.updateStatus)", 200, key, [400, 401], {"status": "boolean"},
+                    params=["userId"]),
+    },
+    "/v1/users/{userId}/sessions": {
+        "get": op("The user's sessions (Appwrite users.listSessions)", 200, key, [401], params=["userId"]),
+        "post": op("Mints a session, its secret in the body (Appwrite users.createSession)", 201, key, [401, 403],
+                   params=["userId"]),
+    },
+    "/v1/users/{userId}/passkeys": {
+        "get": op("The user's verified passkeys (Appwrite users.listPasskeys)", 200, key, [401], params=["userId"]),
+    },
+    "/v1/users/{userId}/passkeys/{passkeyId}": {
+        "get": op("One of the user's passkeys (Appwrite users.getPasskey)", 200, key, [401], params=["userId", "passkeyId"]),
+        "patch": op("Renames one (Appwrite users.updatePasskey)", 200, key, [400, 401], {"name": "string"},
+                    params=["userId", "passkeyId"]),
+        "delete": op("Deletes one, no recency rule (Appwrite users.deletePasskey)", 204, key, [401],
+                     params=["userId", "passkeyId"]),
+    },
+    "/v1/project": {"get": op("The project (Appwrite project.get; scope project.read)", 200, key, [401])},
+    "/v1/project/auth-methods/{methodId}": {
+        "patch": op("Switches an authentication method on or off (Appwrite project.updateAuthMethod)", 200, key, [400, 401],
+                    {"enabled": "boolean"}, params=["methodId"]),
+    },
+    "/v1/project/policies": {"get": op("The policies: the passkey policy (Appwrite project.listPolicies)", 200, key, [401])},
+    "/v1/project/policies/passkey": {
+        "get": op("The passkey policy: relying party ID and origins (Appwrite project.getPolicy)", 200, key, [401]),
+        "patch": op("Sets the relying party ID, permanent once passkeys exist; answers the Project (Appwrite "
+                    "project.updatePasskeyPolicy)", 200, key, [400, 401], {"rpId": "string"}),
+    },
+    "/v1/project/platforms": {"get": op("The platforms (Appwrite project.listPlatforms)", 200, key, [401])},
+    "/v1/project/platforms/{platformId}": {
+        "get": op("One platform (Appwrite project.getPlatform)", 200, key, [401], params=["platformId"]),
+        "delete": op("Removes a platform (Appwrite project.deletePlatform)", 204, key, [401], params=["platformId"]),
+    },
+    "/v1/project/platforms/web": {
+        "post": op("Adds a web platform (Appwrite project.createWebPlatform)", 201, key, [400, 401, 409],
+                   {"platformId": "string", "name": "string", "hostname": "string"}),
+    },
+    "/v1/project/platforms/android": {
+        "post": op("Adds an Android platform (Appwrite project.createAndroidPlatform)", 201, key, [400, 401, 409],
+                   {"platformId": "string", "name": "string", "applicationId": "string", "fingerprints": "array"}),
+    },
+    "/v1/project/platforms/apple": {
+        "post": op("Adds an Apple platform (Appwrite project.createApplePlatform)", 201, key, [400, 401, 409],
+                   {"platformId": "string", "name": "string", "bundleIdentifier": "string"}),
     },
 }
 for key in [k for k in doc["paths"] if k.startswith("/v1/")]:

@@ -37,6 +37,21 @@ enum AccountRoutes {
             return response
         }
 
+        // S3: a session from a sign-in token (such as a passkey sign-in's TokenSecret).
+        router.add(.POST, "/v1/account/sessions/token") { request in
+            let caller = try Caller(request, sesame)
+            let withKey = try caller.requireSessionsWrite(sesame)
+            let body = try decodeJSONBody(TokenSessionBody.self, from: request)
+            let userID = try AppwriteAPI.required(body.userId, "userId")
+            let secret = try AppwriteAPI.required(body.secret, "secret")
+            let (session, sessionSecret) = try AppwriteAPI.call { () throws(SesameError) in
+                try sesame.sessions.createFromToken(projectID: caller.project.id, userID: userID, secret: secret, client: clientInfo(request))
+            }
+            var response = AppwriteAPI.json(SessionModel(session, current: true, secret: withKey ? sessionSecret : ""), status: 201)
+            setSessionCookies(&response, request, projectID: caller.project.id, secret: sessionSecret, session: session)
+            return response
+        }
+
         // S4: the current user.
         router.add(.GET, "/v1/account") { request in
             let (_, user) = try Caller(request, sesame).requireUser()
@@ -118,6 +133,11 @@ private struct CreateAccountBody: Decodable {
     let email: String?
     let password: String?
     let name: String?
+}
+
+private struct TokenSessionBody: Decodable {
+    let userId: String?
+    let secret: String?
 }
 
 private struct EmailSessionBody: Decodable {

@@ -14,6 +14,9 @@ public enum AppwriteAPI {
     public static func add(to router: inout Router, sesame: Sesame) {
         router.mount("/v1", errorRenderer: AppwriteErrorRenderer())
         AccountRoutes.add(to: &router, sesame: sesame)
+        PasskeyRoutes.add(to: &router, sesame: sesame)
+        UsersRoutes.add(to: &router, sesame: sesame)
+        ProjectRoutes.add(to: &router, sesame: sesame)
     }
 
     /// A JSON response labelled `application/json; charset=UTF-8`.

@@ -6,6 +6,8 @@ import SesameHTTP
 /// Handlers throw ``HTTPError`` whose `code` is the raw value; ``AppwriteErrorRenderer`` renders it.
 public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case generalArgumentInvalid = "general_argument_invalid"
+    case generalQueryInvalid = "general_query_invalid"
+    case generalCursorNotFound = "general_cursor_not_found"
     case generalRouteNotFound = "general_route_not_found"
     case generalUnauthorizedScope = "general_unauthorized_scope"
     case generalRateLimitExceeded = "general_rate_limit_exceeded"
@@ -24,16 +26,19 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userPasskeyLimitExceeded = "user_passkey_limit_exceeded"
     case userPasskeyAlreadyExists = "user_passkey_already_exists"
     case userPasskeyNotFound = "user_passkey_not_found"
+    case platformNotFound = "platform_not_found"
+    case platformAlreadyExists = "platform_already_exists"
 
     /// The HTTP status Appwrite answers this type with.
     public var status: Int {
         switch self {
-        case .generalArgumentInvalid, .userPasskeyLimitExceeded: 400
+        case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
         case .generalUnauthorizedScope, .userInvalidCredentials, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
         case .userBlocked: 403
-        case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound: 404
-        case .userAlreadyExists, .userPasskeyAlreadyExists: 409
+        case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
+            .platformNotFound: 404
+        case .userAlreadyExists, .userPasskeyAlreadyExists, .platformAlreadyExists: 409
         case .generalRateLimitExceeded: 429
         case .generalServerError, .generalUnknown: 500
         case .userAuthMethodUnsupported: 501
@@ -44,6 +49,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     public var defaultMessage: String {
         switch self {
         case .generalArgumentInvalid: "The request contains one or more invalid arguments."
+        case .generalQueryInvalid: "The query is invalid."
+        case .generalCursorNotFound: "The cursor was not found."
         case .generalRouteNotFound: "The requested route was not found. Please refer to the API docs and try again."
         case .generalUnauthorizedScope: "The current user or API key is not authorized to perform the requested action."
         case .generalRateLimitExceeded: "Rate limit for the current endpoint has been exceeded. Please try again after some time."
@@ -62,6 +69,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userPasskeyLimitExceeded: "The user already has the maximum number of passkeys, counting registrations in progress."
         case .userPasskeyAlreadyExists: "This credential, or a passkey with this ID, is already registered."
         case .userPasskeyNotFound: "No passkey with the requested ID belongs to the user, or the registration is no longer pending."
+        case .platformNotFound: "Platform with the requested ID could not be found."
+        case .platformAlreadyExists: "Platform with the requested ID already exists."
         }
     }
 }
@@ -126,6 +135,9 @@ func appwriteError(_ error: SesameError, notFound: AppwriteErrorType = .generalR
     case .rateLimited: .appwrite(.generalRateLimitExceeded)
     case .expired: .appwrite(.userInvalidToken)
     case .limitReached: .appwrite(.userPasskeyLimitExceeded)
+    case .unsupported: .appwrite(.userAuthMethodUnsupported)
+    case .reauthenticationRequired: .appwrite(.userReauthenticationRequired)
+    case .verificationFailed: .appwrite(.userPasskeyInvalid)
     default: .appwrite(.generalServerError)
     }
 }

@@ -49,11 +49,22 @@ struct Caller {
     /// - Throws: 401 `general_unauthorized_scope` for a bad key or one without the scope.
     @discardableResult
     func requireSessionsWrite(_ sesame: Sesame) throws(HTTPError) -> Bool {
-        guard let keySecret else { return false }
-        let key: APIKey
-        do { key = try sesame.apiKeys.authenticate(keySecret, requiring: .usersWrite) } catch { throw appwriteError(error) }
-        guard key.projectID == project.id else { throw .appwrite(.generalUnauthorizedScope) }
+        guard keySecret != nil else { return false }
+        try requireKey(sesame, .usersWrite)
         return true
+    }
+
+    /// The caller's API key, which must belong to the project and hold `scope`.
+    /// - Throws: 401 `general_unauthorized_scope` without a key, or with a bad key or one lacking the scope.
+    @discardableResult
+    func requireKey(_ sesame: Sesame, _ scope: APIKey.Scope) throws(HTTPError) -> APIKey {
+        guard let keySecret else {
+            throw .appwrite(.generalUnauthorizedScope, "User (role: guests) missing scope (\(scope.rawValue))")
+        }
+        let key: APIKey
+        do { key = try sesame.apiKeys.authenticate(keySecret, requiring: scope) } catch { throw appwriteError(error) }
+        guard key.projectID == project.id else { throw .appwrite(.generalUnauthorizedScope) }
+        return key
     }
 
     /// The session secret the request presents, if any.

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import WebAuthn
 
 /// Appwrite datetimes: ISO 8601 with milliseconds and a numeric offset, `2020-10-15T06:38:00.000+00:00`.
 enum AppwriteDate {
@@ -92,4 +93,120 @@ struct SessionModel: Encodable {
 struct SessionListModel: Encodable {
     let total: Int
     let sessions: [SessionModel]
+}
+
+/// The Passkey model (spec §2.1): no credential ID, key or counters on the wire.
+struct PasskeyModel: Encodable {
+    let id, createdAt, updatedAt, name, accessedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id = "$id", createdAt = "$createdAt", updatedAt = "$updatedAt"
+        case name, accessedAt
+    }
+
+    init(_ passkey: Passkey) {
+        id = passkey.id
+        createdAt = AppwriteDate.string(passkey.createdAt)
+        updatedAt = AppwriteDate.string(passkey.updatedAt)
+        name = passkey.name
+        accessedAt = AppwriteDate.string(passkey.lastUsedAt)
+    }
+}
+
+/// PasskeyList: `{"total", "passkeys"}`.
+struct PasskeyListModel: Encodable {
+    let total: Int
+    let passkeys: [PasskeyModel]
+}
+
+/// The PasskeyChallenge model (spec §2.3): `publicKey` holds the WebAuthn options in their JSON form.
+struct PasskeyChallengeModel<Options: Encodable>: Encodable {
+    let id, createdAt, passkeyId, expire: String
+    let publicKey: Options
+
+    enum CodingKeys: String, CodingKey {
+        case id = "$id", createdAt = "$createdAt"
+        case passkeyId, expire, publicKey
+    }
+}
+
+/// `PublicKeyCredentialCreationOptionsJSON` for a registration (discoverable, user verification required).
+struct CreationOptions: Encodable {
+    struct RelyingParty: Encodable { let id, name: String }
+    struct UserEntity: Encodable { let id, name, displayName: String }
+    struct Parameter: Encodable {
+        let type = "public-key"
+        let alg: Int
+    }
+    struct Descriptor: Encodable {
+        let type = "public-key"
+        let id: String
+        let transports: [String]
+    }
+    struct Selection: Encodable {
+        let residentKey = "required"
+        let requireResidentKey = true
+        let userVerification = "required"
+    }
+    struct Extensions: Encodable { let credProps = true }
+
+    let rp: RelyingParty
+    let user: UserEntity
+    let challenge: String
+    let pubKeyCredParams: [Parameter]
+    let timeout: Int
+    let excludeCredentials: [Descriptor]
+    let authenticatorSelection = Selection()
+    let attestation = "none"
+    let hints: [String] = []
+    let extensions = Extensions()
+
+    init(_ start: RegistrationStart) {
+        rp = RelyingParty(id: start.rpID, name: start.rpName)
+        user = UserEntity(id: Base64URL.encode(start.userHandle), name: start.userName, displayName: start.userDisplayName)
+        challenge = Base64URL.encode(start.challenge)
+        pubKeyCredParams = start.algorithms.map { Parameter(alg: $0) }
+        timeout = Int(PasskeyService.challengeLifetime * 1000)
+        excludeCredentials = start.excludeCredentials.map { Descriptor(id: Base64URL.encode($0.id), transports: $0.transports) }
+    }
+}
+
+/// `PublicKeyCredentialRequestOptionsJSON` for a usernameless sign-in: empty `allowCredentials`.
+struct RequestOptions: Encodable {
+    let challenge: String
+    let timeout: Int
+    let rpId: String
+    let allowCredentials: [String] = []
+    let userVerification = "required"
+
+    init(_ start: SignInStart) {
+        challenge = Base64URL.encode(start.challenge)
+        timeout = Int(PasskeyService.challengeLifetime * 1000)
+        rpId = start.rpID
+    }
+}
+
+/// The TokenSecret model (spec §2.4): `secret` always filled, `phrase` always empty.
+struct TokenSecretModel: Encodable {
+    let id, createdAt, userId, secret, expire, phrase: String
+
+    enum CodingKeys: String, CodingKey {
+        case id = "$id", createdAt = "$createdAt"
+        case userId, secret, expire, phrase
+    }
+
+    init(_ token: SignInToken) {
+        id = token.id
+        createdAt = AppwriteDate.string(token.createdAt)
+        userId = token.userID
+        secret = token.secret
+        expire = AppwriteDate.string(token.expiresAt)
+        phrase = ""
+    }
+}
+
+/// UserList: `{"total", "users"}`.
+struct UserListModel: Encodable {
+    let total: Int
+    let users: [UserModel]
 }

@@ -22,10 +22,12 @@ public struct APIKey: Sendable, Hashable {
         public static let projectWrite = Scope(rawValue: "project.write")
         /// Issue and consume challenges.
         public static let challengesWrite = Scope(rawValue: "challenges.write")
-        /// Manage users and their passkeys.
+        /// Manage users and their passkeys and sessions.
         public static let usersWrite = Scope(rawValue: "users.write")
+        /// Read users and their passkeys and sessions.
+        public static let usersRead = Scope(rawValue: "users.read")
         /// Every scope.
-        public static let all: Set<Scope> = [.projectRead, .projectWrite, .challengesWrite, .usersWrite]
+        public static let all: Set<Scope> = [.projectRead, .projectWrite, .challengesWrite, .usersRead, .usersWrite]
         public static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 }

@@ -50,8 +50,13 @@ public enum PlatformValidation {
     }
 
     /// A relying party ID: a hostname without wildcard, port or scheme (`localhost` included).
+    /// IP addresses are refused: a relying party ID is a domain, and no top-level domain is numeric.
     public static func relyingPartyID(_ raw: String) throws(SesameError) -> String {
-        try hostname(raw, allowWildcard: false)
+        let host = try hostname(raw, allowWildcard: false)
+        if let last = host.split(separator: ".").last, last.allSatisfy(\.isNumber) {
+            throw SesameError(.invalidArgument, "a relying party ID is a domain, not an IP address")
+        }
+        return host
     }
 
     /// An Android package name such as `com.example.app`: two or more Java identifiers joined by dots.

@@ -91,10 +91,29 @@ public struct ProjectService: Sendable {
         return project
     }
 
+    /// Sets or, with `""`, clears the relying party ID, keeping the relying party name. The ID is permanent once a
+    /// passkey or a pending registration exists; sending the current one again changes nothing.
+    /// - Throws: `invalid_argument` for a bad ID, `conflict` when the ID is in use, `not_found`.
+    public func setRelyingPartyID(projectID: String, _ id: String) throws(SesameError) -> Project {
+        let project = try get(projectID)
+        let rpID = id.isEmpty ? "" : try PlatformValidation.relyingPartyID(id)
+        guard rpID != project.relyingPartyID else { return project }
+        do {
+            try store.projects.setRelyingParty(projectID: projectID, rpID: rpID, rpName: project.relyingPartyName, at: clock.now())
+        } catch where error.code == .conflict {
+            throw SesameError(.conflict, "the relying party ID cannot change once passkeys or pending registrations exist")
+        } catch {
+            throw StoreErrors.translate(error)
+        }
+        return try get(projectID)
+    }
+
     /// Adds a platform after checking its fields.
-    public func addPlatform(projectID: String, _ platform: Platform, name: String? = nil) throws(SesameError) -> PlatformEntry {
+    /// - Parameter id: a custom ID (Appwrite's rules), or `nil` for a new one.
+    /// - Throws: `invalid_argument`; `conflict` when the ID is taken; `not_found`.
+    public func addPlatform(projectID: String, _ platform: Platform, name: String? = nil, id: String? = nil) throws(SesameError) -> PlatformEntry {
         _ = try get(projectID)
-        let entry = PlatformEntry(id: Identifiers.unique(), name: try Self.checkName(name ?? platform.kind),
+        let entry = PlatformEntry(id: try UserService.checkID(id), name: try Self.checkName(name ?? platform.kind),
                                   platform: try Self.validated(platform), createdAt: clock.now())
         try StoreErrors.map { () throws(StoreError) in try store.platforms.add(entry.record(projectID: projectID)) }
         return entry
@@ -124,7 +143,10 @@ public struct ProjectService: Sendable {
             }
             return .android(packageName: try PlatformValidation.androidPackageName(package), sha256Fingerprints: fingerprints)
         case .apple(let team, let bundle):
-            return .apple(teamID: try PlatformValidation.appleTeamID(team), bundleID: try PlatformValidation.appleBundleID(bundle))
+            // The team ID may be unknown (Appwrite's Apple platforms carry only the bundle); such apps still get the
+            // `https://<rpId>` origin, but no apple-app-site-association entry.
+            let teamID = team.isEmpty ? "" : try PlatformValidation.appleTeamID(team)
+            return .apple(teamID: teamID, bundleID: try PlatformValidation.appleBundleID(bundle))
         }
     }
 

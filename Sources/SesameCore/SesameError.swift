@@ -28,6 +28,12 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let invalidCredentials = Code("invalid_credentials")
         /// The user is blocked.
         public static let blocked = Code("blocked")
+        /// The authentication method is switched off, or the project cannot run it (no usable relying party).
+        public static let unsupported = Code("unsupported")
+        /// The session must have signed in (or completed MFA) recently to do this.
+        public static let reauthenticationRequired = Code("reauthentication_required")
+        /// A WebAuthn response failed verification.
+        public static let verificationFailed = Code("verification_failed")
         /// The database cannot be reached.
         public static let unavailable = Code("unavailable")
         /// A broken invariant; never expected.

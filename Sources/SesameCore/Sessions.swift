@@ -78,6 +78,22 @@ public struct SessionService: Sendable {
         return (Session(record: record), secret)
     }
 
+    /// Exchanges a sign-in token (from a passkey sign-in) for a session; the token works once. A passkey session has
+    /// provider `passkey`, factors `["passkey"]` and counts as multi-factor (`mfaUpdatedAt` is its sign-in time).
+    /// - Throws: `expired` for an unknown, used or expired token or another user's; `blocked`.
+    public func createFromToken(projectID: String, userID: String, secret: String, client: ClientInfo) throws(SesameError)
+        -> (session: Session, secret: String)
+    {
+        let now = clock.now()
+        let token = try StoreErrors.map { () throws(StoreError) in
+            try store.tokens.consume(projectID: projectID, secretHash: Identifiers.hash(secret), now: now)
+        }
+        guard let token, token.userID == userID else { throw SesameError(.expired, "the token is unknown, used or expired") }
+        let passkey = token.kind == "passkey"
+        return try create(projectID: projectID, userID: userID, provider: passkey ? "passkey" : "token",
+                          factors: [passkey ? "passkey" : "token"], mfaUpdatedAt: passkey ? now : nil, client: client)
+    }
+
     /// The live session whose secret is `secret`, with its user; `nil` for an unknown, expired or malformed secret,
     /// or a blocked user (the request then counts as a guest's).
     public func authenticate(projectID: String, secret: String) throws(SesameError) -> (session: Session, user: User)? {

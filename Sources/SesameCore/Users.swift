@@ -24,24 +24,51 @@ public struct UserService: Sendable {
     let store: Store
     let clock: any SesameClock
 
-    /// Creates a user with an email and a password.
+    /// Creates a user; sign-up passes an email and a password, an administrator may leave either out.
     /// - Parameters:
     ///   - id: a custom ID (1 to 36 of `A-Za-z0-9._-`, starting alphanumeric), or `nil` / `unique()` for a new one.
     ///   - password: 8 to 256 characters; stored only as a scrypt hash.
     ///   - name: at most 128 characters; empty by default.
     /// - Throws: `invalid_argument`; `conflict` when the ID or the email is taken.
-    public func create(projectID: String, id: String?, email: String, password: String, name: String?) throws(SesameError) -> User {
+    public func create(projectID: String, id: String?, email: String?, password: String?, name: String?) throws(SesameError) -> User {
         let id = try Self.checkID(id)
-        let email = try Self.checkEmail(email)
-        guard (8...256).contains(password.count) else {
+        let email = try email.map(Self.checkEmail)
+        if let password, !(8...256).contains(password.count) {
             throw SesameError(.invalidArgument, "password must be between 8 and 256 characters long")
         }
         let name = try Self.checkOptionalName(name)
         let now = clock.now()
-        let record = UserRecord(id: id, projectID: projectID, email: email, name: name, passwordHash: Passwords.hash(password),
+        let record = UserRecord(id: id, projectID: projectID, email: email, name: name, passwordHash: password.map(Passwords.hash),
                                 userHandle: SecureRandom.bytes(count: 32), createdAt: now, updatedAt: now)
         try StoreErrors.map { () throws(StoreError) in try store.users.create(record) }
         return User(record: record)
+    }
+
+    /// The project's users, oldest first.
+    public func list(projectID: String) throws(SesameError) -> [User] {
+        try StoreErrors.map { () throws(StoreError) in try store.users.list(projectID: projectID).map(User.init) }
+    }
+
+    /// Deletes a user with their passkeys, pending registrations, sessions and tokens, in one transaction.
+    /// - Throws: `not_found`.
+    public func delete(projectID: String, id: String) throws(SesameError) {
+        let deleted = try StoreErrors.map { () throws(StoreError) in
+            try store.transaction { tx throws(StoreError) in
+                try tx.challenges.deleteAll(userID: id)
+                return try tx.users.delete(projectID: projectID, id: id)
+            }
+        }
+        guard deleted else { throw SesameError(.notFound, "user") }
+    }
+
+    /// Blocks (`active` false) or unblocks a user. A blocked user's sessions stop working at once.
+    /// - Throws: `not_found`.
+    public func setStatus(projectID: String, id: String, active: Bool) throws(SesameError) -> User {
+        let changed = try StoreErrors.map { () throws(StoreError) in
+            try store.users.setStatus(projectID: projectID, id: id, status: active ? UserRecord.active : UserRecord.blocked, at: clock.now())
+        }
+        guard changed else { throw SesameError(.notFound, "user") }
+        return try get(projectID: projectID, id: id)
     }
 
     /// The user with `id`.

@@ -7,7 +7,7 @@ public enum WellKnownFiles {
     /// - SeeAlso: [Supporting associated domains](https://developer.apple.com/documentation/xcode/supporting-associated-domains)
     public static func appleAppSiteAssociation(_ configuration: ProjectConfiguration) -> [UInt8] {
         let apps = configuration.platforms.compactMap { platform -> String? in
-            if case .apple(let team, let bundle) = platform { return "\(team).\(bundle)" }
+            if case .apple(let team, let bundle) = platform, !team.isEmpty { return "\(team).\(bundle)" }
             return nil
         }
         return json(["webcredentials": ["apps": apps]])

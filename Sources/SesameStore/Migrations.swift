@@ -189,5 +189,26 @@ enum Schema {
                 "CREATE INDEX sessions_user ON sessions (user_id)",
             ]
         },
+        Migration(version: 3, name: "passkey ceremonies and tokens") { dialect in
+            let blob = dialect.blobType
+            return [
+                // A pending registration is a challenge: it remembers its relying party and requested name.
+                "ALTER TABLE challenges ADD COLUMN rp_id TEXT",
+                "ALTER TABLE challenges ADD COLUMN name TEXT",
+                "ALTER TABLE credentials ADD COLUMN updated_at BIGINT",
+                """
+                CREATE TABLE tokens (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    secret_hash \(blob) NOT NULL UNIQUE,
+                    kind TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX tokens_user ON tokens (user_id)",
+            ]
+        },
     ]
 }

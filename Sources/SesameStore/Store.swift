@@ -69,6 +69,8 @@ public final class Store: Sendable {
     public var credentials: CredentialRepository { CredentialRepository(database: database) }
     /// Signed-in sessions (hashed secrets).
     public var sessions: SessionRepository { SessionRepository(database: database) }
+    /// Single-use sign-in tokens (hashed secrets).
+    public var tokens: TokenRepository { TokenRepository(database: database) }
 
     /// Runs `body` in one transaction whose repositories all use that transaction, so several operations commit or
     /// roll back together.
@@ -97,6 +99,7 @@ public struct StoreTransaction {
     public var users: UserRepository { UserRepository(database: database) }
     public var credentials: CredentialRepository { CredentialRepository(database: database) }
     public var sessions: SessionRepository { SessionRepository(database: database) }
+    public var tokens: TokenRepository { TokenRepository(database: database) }
 }
 
 @available(*, unavailable) extension StoreTransaction: Sendable {}

@@ -32,6 +32,7 @@ struct Harness {
         let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock)
         application = SesameApplication(sesame: sesame, log: nil)
         projectID = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example").id
+        _ = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: "shop.example"))
         key = try sesame.apiKeys.create(projectID: projectID, name: "server", scopes: APIKey.Scope.all).secret
     }
 

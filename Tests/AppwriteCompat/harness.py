@@ -16,6 +16,7 @@ PROJECT = os.environ["SESAME_PROJECT"]
 KEY = os.environ["SESAME_KEY"]
 
 CHECKS = []
+SEEN_TYPES = set()  # every error type an expect_error call observed
 
 
 def check(function):
@@ -50,6 +51,7 @@ def expect_error(type_, code, function, *args, **kwargs):
         assert error.type == type_ and error.code == code, \
             f"expected {type_}/{code}, got {error.type}/{error.code}: {error.message}"
         assert error.message, "an error needs a message"
+        SEEN_TYPES.add(error.type)
         return error
     raise AssertionError(f"expected {type_}/{code}, but the call succeeded: {result!r}")
 

@@ -1,6 +1,7 @@
 import Foundation
 import SesameStore
 import Testing
+import WebAuthn
 @testable import SesameCore
 
 @Suite struct PasswordTests {
@@ -118,5 +119,29 @@ import Testing
         #expect(throws: SesameError.code(.notFound)) {
             try sesame.sessions.create(projectID: project.id, userID: "nobody", provider: "server", factors: ["server"], client: client)
         }
+    }
+}
+
+@Suite struct PasskeyRelyingPartyTests {
+    @Test("origins come from platforms on the relying party's domain; localhost needs a localhost web platform")
+    func relyingParty() throws {
+        let sesame = try Backend.sqlite.makeSesame()
+        var project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        #expect(throws: SesameError.code(.unsupported)) { try sesame.passkeys.relyingParty(project, requestOrigin: nil) }
+        for platform: Platform in [.web(hostname: "other.example"), .web(hostname: "shop.example"), .web(hostname: "*.shop.example"),
+                                   .web(hostname: "login.shop.example"), .apple(teamID: "ABCDE12345", bundleID: "com.shop.App")] {
+            _ = try sesame.projects.addPlatform(projectID: project.id, platform)
+        }
+        project = try sesame.projects.get(project.id)
+        let policy = try sesame.passkeys.relyingParty(project, requestOrigin: "http://localhost:5173")
+        #expect(policy.id == "shop.example" && policy.requiresUserVerification)
+        #expect(policy.origins == ["https://*.shop.example", "https://login.shop.example", "https://shop.example"])
+        _ = try sesame.projects.addPlatform(projectID: project.id, .web(hostname: "localhost"))
+        project = try sesame.projects.get(project.id)
+        let local = try sesame.passkeys.relyingParty(project, requestOrigin: "http://localhost:5173")
+        #expect(local.id == "localhost" && local.origins == ["http://localhost:5173"])
+        #expect(try sesame.passkeys.relyingParty(project, requestOrigin: "http://127.0.0.1:5173").id == "shop.example")
+        project = try sesame.projects.setAuthMethod(projectID: project.id, method: "passkey", enabled: false)
+        #expect(throws: SesameError.code(.unsupported)) { try sesame.passkeys.relyingParty(project, requestOrigin: nil) }
     }
 }

@@ -1,13 +1,17 @@
 import Foundation
+import SesameCrypto
+import SesameStore
 import SesameTestSupport
 import Testing
 
-/// The official `appwrite` Python SDK (pinned), in a virtual environment inside the build folder.
+/// The official `appwrite` Python SDK (pinned, with `cryptography` for the suite's software authenticator), in a
+/// virtual environment inside the build folder.
 ///
 /// Prepared once per test process: when `.build/pyenv` lacks the pinned SDK, it is created with `python3 -m venv`
 /// and filled with `pip install`. Any failure fails the tests that need it, naming what to install; nothing skips.
 enum AppwriteSDK {
     static let version = "27.0.0"
+    static let requirements = ["appwrite==\(version)", "cryptography==50.0.2"]
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
     static let environment = repository.appendingPathComponent(".build/pyenv")
     static let suite = repository.appendingPathComponent("Tests/AppwriteCompat/run.py")
@@ -15,16 +19,19 @@ enum AppwriteSDK {
     /// The virtual environment's python, once the pinned SDK imports from it.
     static let python: Result<String, IntegrationFailure> = {
         let python = environment.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import importlib.metadata as m, appwrite.client; assert m.version('appwrite') == '\(version)'"]
+        let probe = ["-c", "import importlib.metadata as m, appwrite.client, cryptography; "
+            + requirements.map { "assert m.version('\($0.split(separator: "=")[0])') == '\($0.split(separator: "=").last!)'" }.joined(separator: "; ")]
         if FileManager.default.isExecutableFile(atPath: python), (try? runProgram(python, probe))?.status == 0 { return .success(python) }
         do {
             let created = try runProgram("/usr/bin/env", ["python3", "-m", "venv", "--clear", environment.path])
             guard created.status == 0 else {
                 return .failure(IntegrationFailure("python3 -m venv failed (apt-get install -y python3 python3-venv):\n\(created.output)"))
             }
-            let installed = try runProgram(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "appwrite==\(version)"],
+            let installed = try runProgram(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q"] + requirements,
                                            timeout: 600)
-            guard installed.status == 0 else { return .failure(IntegrationFailure("pip install appwrite==\(version) failed:\n\(installed.output)")) }
+            guard installed.status == 0 else {
+                return .failure(IntegrationFailure("pip install \(requirements.joined(separator: " ")) failed:\n\(installed.output)"))
+            }
             let check = try runProgram(python, probe)
             guard check.status == 0 else { return .failure(IntegrationFailure("the installed SDK does not import:\n\(check.output)")) }
             return .success(python)
@@ -64,6 +71,21 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
 @Suite struct AppwriteCompatTests {
     enum Backend: String, CaseIterable { case sqlite, postgres }
 
+    /// A session that signed in 11 minutes ago (written straight into the live server's database, since the server's
+    /// clock is real), for the 10-minute recent-authentication rule. Returns its secret.
+    static func staleSession(database: String, projectID: String) throws -> String {
+        let store = try Store.open(database)
+        let signedIn = Date().addingTimeInterval(-660)
+        try store.users.create(UserRecord(id: "stale-user", projectID: projectID, email: "stale@example.org",
+                                          userHandle: SecureRandom.bytes(count: 32), createdAt: signedIn, updatedAt: signedIn))
+        let secret = "sesame_ss_" + SecureRandom.bytes(count: 32).map { String(format: "%02x", $0) }.joined()
+        try store.sessions.create(SessionRecord(
+            id: "stale-session", projectID: projectID, userID: "stale-user", secretHash: Digest.sha256(Array(secret.utf8)),
+            provider: "email", factors: ["password"], ip: "127.0.0.1", userAgent: "", createdAt: signedIn, updatedAt: signedIn,
+            expiresAt: signedIn.addingTimeInterval(86400)))
+        return secret
+    }
+
     @Test("the official Appwrite Python SDK drives a live sesame serve (Tests/AppwriteCompat)", arguments: Backend.allCases)
     func pythonSuite(backend: Backend) throws {
         let python = try AppwriteSDK.python.get()
@@ -73,10 +95,18 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
         let server = try ServerProcess.start(database: database)
         defer { _ = server.kill() }
         let key = try #require(server.adminKey, "the first start prints an admin key")
+        // The passkey checks need a relying party with platforms, and a project without any.
+        try SesameCLI.succeed(["project", "set-rp", "--rp-id", "shop.example", "--db", database])
+        try SesameCLI.succeed(["platform", "add", "--web", "shop.example", "--db", database])
+        try SesameCLI.succeed(["platform", "add", "--web", "localhost", "--db", database])
+        let bare = try #require(try SesameCLI.succeed(["project", "create", "--name", "Bare", "--rp-id", "bare.example", "--db", database])["id"] as? String)
+        let stale = try Self.staleSession(database: database, projectID: server.createdProjectID ?? "default")
         var environment = ProcessInfo.processInfo.environment
+        environment["SESAME_STALE_SESSION"] = stale
         environment["SESAME_ENDPOINT"] = "http://127.0.0.1:\(server.port)/v1"
         environment["SESAME_PROJECT"] = server.createdProjectID ?? "default"
         environment["SESAME_KEY"] = key
+        environment["SESAME_BARE_PROJECT"] = bare
         environment["NO_PROXY"] = "127.0.0.1,localhost"
         environment["no_proxy"] = "127.0.0.1,localhost"
         environment["PYTHONDONTWRITEBYTECODE"] = "1"

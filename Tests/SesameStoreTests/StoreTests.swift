@@ -226,6 +226,72 @@ struct StoreTests {
         #expect(try store.sessions.find(projectID: "p1", secretHash: Array(repeating: 6, count: 32), now: t0) == nil)
     }
 
+    // MARK: Passkey ceremonies and tokens
+
+    @Test("registration challenges: relying party and name kept; the limit counts passkeys and live pending ones", arguments: Backend.allCases)
+    func registrationChallenges(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project())
+        try store.users.create(Fixture.user("u1"))
+        var pending = Fixture.challenge("r1", purpose: ChallengeRecord.registrationPurpose, userID: "u1")
+        pending.rpID = "example.org"
+        pending.name = "Laptop"
+        #expect(try store.challenges.createIfUnderLimit(pending, limit: 3))
+        #expect(try store.challenges.get(id: "r1") == pending)
+        try store.credentials.create(Fixture.credential("c1"))
+        #expect(try store.challenges.createIfUnderLimit(Fixture.challenge("r2", purpose: ChallengeRecord.registrationPurpose, userID: "u1"), limit: 3))
+        #expect(try !store.challenges.createIfUnderLimit(Fixture.challenge("r3", purpose: ChallengeRecord.registrationPurpose, userID: "u1"), limit: 3))
+        // Expired pending registrations stop counting.
+        var later = Fixture.challenge("r4", purpose: ChallengeRecord.registrationPurpose, userID: "u1", expiresAt: t0.plus(seconds: 900))
+        later.createdAt = t0.plus(seconds: 300)
+        #expect(try store.challenges.createIfUnderLimit(later, limit: 3))
+        #expect(throws: StoreError.notFound) {
+            try store.challenges.createIfUnderLimit(Fixture.challenge("r5", purpose: ChallengeRecord.registrationPurpose, userID: "nobody"), limit: 3)
+        }
+        #expect(throws: StoreError.conflict) {
+            try store.challenges.createIfUnderLimit(Fixture.challenge("r1", purpose: ChallengeRecord.registrationPurpose, userID: "u1"), limit: 9)
+        }
+    }
+
+    @Test("concurrent registrations for one user never pass the limit", arguments: Backend.allCases)
+    func registrationLimitUnderConcurrency(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project())
+        try store.users.create(Fixture.user("u1"))
+        let created = Mutex(0)
+        runConcurrently(20) { index in
+            let challenge = Fixture.challenge("r\(index)", purpose: ChallengeRecord.registrationPurpose, userID: "u1")
+            if (try? store.challenges.createIfUnderLimit(challenge, limit: 10)) == true { created.withLock { $0 += 1 } }
+        }
+        #expect(created.withLock { $0 } == 10)
+        #expect(try store.challenges.countActive(userID: "u1", purpose: ChallengeRecord.registrationPurpose, now: t0) == 10)
+    }
+
+    @Test("tokens: consumed once by hash within their project and before expiry; cascade with the user", arguments: Backend.allCases)
+    func tokens(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project())
+        try store.users.create(Fixture.user("u1"))
+        func token(_ id: String, _ hash: UInt8) -> TokenRecord {
+            TokenRecord(id: id, projectID: "p1", userID: "u1", secretHash: Array(repeating: hash, count: 32), kind: "passkey",
+                        createdAt: t0, expiresAt: t0.plus(seconds: 60))
+        }
+        try store.tokens.create(token("t1", 1))
+        #expect(try store.tokens.consume(projectID: "p2", secretHash: Array(repeating: 1, count: 32), now: t0) == nil)
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: Array(repeating: 1, count: 32), now: t0) == token("t1", 1))
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: Array(repeating: 1, count: 32), now: t0) == nil)
+        try store.tokens.create(token("t2", 2))
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: Array(repeating: 2, count: 32), now: t0.plus(seconds: 60)) == nil)
+        #expect(throws: StoreError.notFound) {
+            var orphan = token("t3", 3)
+            orphan.userID = "nobody"
+            try store.tokens.create(orphan)
+        }
+        try store.tokens.create(token("t4", 4))
+        try store.users.delete(projectID: "p1", id: "u1")
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: Array(repeating: 4, count: 32), now: t0) == nil)
+    }
+
     // MARK: Credentials
 
     @Test("credentials: create, find, list, rename, delete, conflicts", arguments: Backend.allCases)
@@ -254,6 +320,9 @@ struct StoreTests {
         }
 
         #expect(try store.credentials.rename(userID: "u1", id: "c1", name: "Laptop"))
+        #expect(try store.credentials.get(id: "c1")?.updatedAt == t0)
+        #expect(try store.credentials.rename(userID: "u1", id: "c1", name: "Laptop", at: t0.plus(seconds: 9)))
+        #expect(try store.credentials.get(id: "c1")?.updatedAt == t0.plus(seconds: 9))
         #expect(try !store.credentials.rename(userID: "u2", id: "c1", name: "Stolen"))
         #expect(try store.credentials.get(id: "c1")?.name == "Laptop")
         #expect(try store.credentials.list(userID: "u1").map(\.id) == ["c1", "c2"])

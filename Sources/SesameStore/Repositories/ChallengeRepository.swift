@@ -16,11 +16,18 @@ public struct ChallengeRecord: Sendable, Hashable {
     public var requestID: String?
     public var expiresAt: Date
     public var createdAt: Date
+    /// The relying party ID the ceremony runs under, when it matters (passkey ceremonies).
+    public var rpID: String?
+    /// A name requested with the ceremony (the passkey's name for a registration).
+    public var name: String?
 
     public init(
         id: String, projectID: String, purpose: String, challenge: [UInt8], userID: String? = nil,
-        sessionID: String? = nil, requestID: String? = nil, expiresAt: Date, createdAt: Date
+        sessionID: String? = nil, requestID: String? = nil, expiresAt: Date, createdAt: Date, rpID: String? = nil,
+        name: String? = nil
     ) {
+        self.rpID = rpID
+        self.name = name
         self.id = id
         self.projectID = projectID
         self.purpose = purpose
@@ -43,20 +50,49 @@ public struct ChallengeRepository: Sendable {
     public init(database: any SQLDatabase) { self.database = database }
 
     private static let columns =
-        "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at"
+        "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at, rp_id, name"
 
     /// Inserts a challenge.
     /// - Throws: ``StoreError/Code/conflict`` when the ID exists, ``StoreError/Code/notFound`` when the project
     ///   does not.
     public func create(_ challenge: ChallengeRecord) throws(StoreError) {
-        try database.execute(
-            "INSERT INTO challenges (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            [
-                .text(challenge.id), .text(challenge.projectID), .text(challenge.purpose), .blob(challenge.challenge),
-                .text(challenge.userID), .text(challenge.sessionID), .text(challenge.requestID),
-                .date(challenge.expiresAt), .date(challenge.createdAt),
-            ]
-        )
+        try database.execute(Self.insert, Self.values(challenge))
+    }
+
+    /// Inserts a challenge for `challenge.userID` only while that user's passkeys plus unexpired challenges of
+    /// `challenge.purpose` stay under `limit`; the count and the insert are one atomic step under any concurrency
+    /// (the user row is locked `FOR UPDATE` on PostgreSQL; `BEGIN IMMEDIATE` serializes on SQLite).
+    /// - Returns: `true` when inserted, `false` when the limit is reached (nothing is written).
+    /// - Throws: ``StoreError/Code/notFound`` when the user does not exist in the project,
+    ///   ``StoreError/Code/conflict`` when the ID exists.
+    public func createIfUnderLimit(_ challenge: ChallengeRecord, limit: Int) throws(StoreError) -> Bool {
+        let userID = challenge.userID ?? ""
+        return try database.transaction { connection throws(StoreError) -> Bool in
+            guard try connection.queryFirst(
+                "SELECT id FROM users WHERE id = $1 AND project_id = $2\(connection.dialect.forUpdate)",
+                [.text(userID), .text(challenge.projectID)]
+            ) != nil else { throw StoreError(.notFound, "no such user in the project") }
+            let used = try connection.queryFirst(
+                """
+                SELECT (SELECT COUNT(*) FROM credentials WHERE user_id = $1)
+                     + (SELECT COUNT(*) FROM challenges WHERE user_id = $1 AND purpose = $2 AND expires_at > $3) AS n
+                """,
+                [.text(userID), .text(challenge.purpose), .date(challenge.createdAt)]
+            )?.integer("n") ?? 0
+            guard used < Int64(limit) else { return false }
+            try connection.execute(Self.insert, Self.values(challenge))
+            return true
+        }
+    }
+
+    private static let insert = "INSERT INTO challenges (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+
+    private static func values(_ challenge: ChallengeRecord) -> [SQLValue] {
+        [
+            .text(challenge.id), .text(challenge.projectID), .text(challenge.purpose), .blob(challenge.challenge),
+            .text(challenge.userID), .text(challenge.sessionID), .text(challenge.requestID),
+            .date(challenge.expiresAt), .date(challenge.createdAt), .text(challenge.rpID), .text(challenge.name),
+        ]
     }
 
     /// Reads a challenge without consuming it (expired ones included).
@@ -83,6 +119,13 @@ public struct ChallengeRepository: Sendable {
         try database.execute("DELETE FROM challenges WHERE expires_at <= $1", [.date(time)])
     }
 
+    /// Deletes every challenge bound to a user (pending registrations included).
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteAll(userID: String) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM challenges WHERE user_id = $1", [.text(userID)])
+    }
+
     /// Counts a user's unexpired challenges of one purpose.
     public func countActive(userID: String, purpose: String, now: Date) throws(StoreError) -> Int {
         let row = try database.queryFirst(
@@ -97,7 +140,8 @@ public struct ChallengeRepository: Sendable {
             id: try row.text("id"), projectID: try row.text("project_id"), purpose: try row.text("purpose"),
             challenge: try row.blob("challenge"), userID: try row.optionalText("user_id"),
             sessionID: try row.optionalText("session_id"), requestID: try row.optionalText("request_id"),
-            expiresAt: try row.date("expires_at"), createdAt: try row.date("created_at")
+            expiresAt: try row.date("expires_at"), createdAt: try row.date("created_at"),
+            rpID: try row.optionalText("rp_id"), name: try row.optionalText("name")
         )
     }
 }

@@ -23,13 +23,16 @@ public struct CredentialRecord: Sendable, Hashable {
     public var name: String?
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// The last change of the record by its owner (a rename); `createdAt` until then.
+    public var updatedAt: Date
 
     public init(
         id: String, projectID: String, userID: String, rpID: String, credentialID: [UInt8], publicKey: [UInt8],
         algorithm: Int64, signCount: Int64 = 0, backupEligible: Bool = false, backedUp: Bool = false,
         userVerified: Bool = false, aaguid: String? = nil, transports: [String] = [], attestationFormat: String? = nil,
-        name: String? = nil, createdAt: Date, lastUsedAt: Date? = nil
+        name: String? = nil, createdAt: Date, lastUsedAt: Date? = nil, updatedAt: Date? = nil
     ) {
+        self.updatedAt = updatedAt ?? createdAt
         self.id = id
         self.projectID = projectID
         self.userID = userID
@@ -58,7 +61,7 @@ public struct CredentialRepository: Sendable {
 
     private static let columns = """
         id, project_id, user_id, rp_id, credential_id, public_key, algorithm, sign_count, backup_eligible, \
-        backed_up, user_verified, aaguid, transports, attestation_format, name, created_at, last_used_at
+        backed_up, user_verified, aaguid, transports, attestation_format, name, created_at, last_used_at, updated_at
         """
 
     /// Inserts a passkey only while the user's passkeys plus their unexpired pending challenges stay under `limit`;
@@ -126,12 +129,13 @@ public struct CredentialRepository: Sendable {
         ).map(Self.record)
     }
 
-    /// Renames one of a user's passkeys.
+    /// Renames one of a user's passkeys, recording `time` as its `updatedAt` when given.
     /// - Returns: whether the passkey exists for that user.
     @discardableResult
-    public func rename(userID: String, id: String, name: String?) throws(StoreError) -> Bool {
+    public func rename(userID: String, id: String, name: String?, at time: Date? = nil) throws(StoreError) -> Bool {
         try database.execute(
-            "UPDATE credentials SET name = $3 WHERE user_id = $1 AND id = $2", [.text(userID), .text(id), .text(name)]
+            "UPDATE credentials SET name = $3, updated_at = COALESCE($4, updated_at) WHERE user_id = $1 AND id = $2",
+            [.text(userID), .text(id), .text(name), .date(time)]
         ) > 0
     }
 
@@ -176,7 +180,7 @@ public struct CredentialRepository: Sendable {
 
     private static let insert =
         "INSERT INTO credentials (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-        + "$15, $16, $17)"
+        + "$15, $16, $17, $18)"
 
     private static func values(_ credential: CredentialRecord) throws(StoreError) -> [SQLValue] {
         [
@@ -185,7 +189,7 @@ public struct CredentialRepository: Sendable {
             .integer(credential.signCount), .bool(credential.backupEligible), .bool(credential.backedUp),
             .bool(credential.userVerified), .text(credential.aaguid), try JSONColumn.encode(credential.transports),
             .text(credential.attestationFormat), .text(credential.name), .date(credential.createdAt),
-            .date(credential.lastUsedAt),
+            .date(credential.lastUsedAt), .date(credential.updatedAt),
         ]
     }
 
@@ -198,7 +202,8 @@ public struct CredentialRepository: Sendable {
             backedUp: try row.bool("backed_up"), userVerified: try row.bool("user_verified"),
             aaguid: try row.optionalText("aaguid"), transports: try JSONColumn.decodeStrings(from: row, "transports"),
             attestationFormat: try row.optionalText("attestation_format"), name: try row.optionalText("name"),
-            createdAt: try row.date("created_at"), lastUsedAt: try row.optionalDate("last_used_at")
+            createdAt: try row.date("created_at"), lastUsedAt: try row.optionalDate("last_used_at"),
+            updatedAt: try row.optionalDate("updated_at")
         )
     }
 }

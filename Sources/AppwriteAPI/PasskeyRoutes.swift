@@ -1,0 +1,130 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+
+/// Account passkeys (spec §3.1) and passkey sign-in tokens (§3.2).
+enum PasskeyRoutes {
+    static func add(to router: inout Router, sesame: Sesame) {
+        // A1: the caller's verified passkeys.
+        router.add(.GET, "/v1/account/passkeys") { request in
+            let (_, user) = try Caller(request, sesame).requireUser()
+            let passkeys = try AppwriteAPI.call { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }
+            return AppwriteAPI.json(try AppwriteAPI.passkeyList(request, passkeys))
+        }
+
+        // A2: start a registration in this session.
+        router.add(.POST, "/v1/account/passkeys") { request in
+            let caller = try Caller(request, sesame)
+            let (session, user) = try caller.requireUser()
+            let body = try decodeJSONBody(CreatePasskeyBody.self, from: request)
+            let start = try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.beginRegistration(project: caller.project, user: user, session: session, passkeyID: body.passkeyId,
+                                                      name: body.name, requestOrigin: origin(request))
+            }
+            return AppwriteAPI.json(PasskeyChallengeModel(
+                id: start.passkeyID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: start.passkeyID,
+                expire: AppwriteDate.string(start.expiresAt), publicKey: CreationOptions(start)), status: 201)
+        }
+
+        // A3, A4, A5: one passkey.
+        router.add(.GET, "/v1/account/passkeys/:passkeyId") { request in
+            let (_, user) = try Caller(request, sesame).requireUser()
+            let passkey = try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.get(userID: user.id, id: request.pathParameters["passkeyId"] ?? "")
+            }
+            return AppwriteAPI.json(PasskeyModel(passkey))
+        }
+        router.add(.PATCH, "/v1/account/passkeys/:passkeyId") { request in
+            let (_, user) = try Caller(request, sesame).requireUser()
+            let name = try AppwriteAPI.required(try decodeJSONBody(RenameBody.self, from: request).name, "name")
+            let passkey = try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.rename(userID: user.id, id: request.pathParameters["passkeyId"] ?? "", name: name)
+            }
+            return AppwriteAPI.json(PasskeyModel(passkey))
+        }
+        router.add(.DELETE, "/v1/account/passkeys/:passkeyId") { request in
+            let (session, user) = try Caller(request, sesame).requireUser()
+            try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.delete(userID: user.id, id: request.pathParameters["passkeyId"] ?? "", session: session)
+            }
+            return .noContent()
+        }
+
+        // A6: finish the registration with the authenticator's RegistrationResponseJSON.
+        router.add(.PUT, "/v1/account/passkeys/:passkeyId/verification") { request in
+            let caller = try Caller(request, sesame)
+            let (session, user) = try caller.requireUser()
+            let credential = try credentialJSON(request)
+            let passkey = try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.finishRegistration(project: caller.project, user: user, session: session,
+                                                       passkeyID: request.pathParameters["passkeyId"] ?? "", credentialJSON: credential,
+                                                       requestOrigin: origin(request))
+            }
+            return AppwriteAPI.json(PasskeyModel(passkey))
+        }
+
+        // T1: start a usernameless sign-in (API keys are not rate limited).
+        router.add(.POST, "/v1/account/tokens/passkey") { request in
+            let caller = try Caller(request, sesame)
+            let withKey = try caller.requireSessionsWrite(sesame)
+            let start = try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.beginSignIn(project: caller.project, requestOrigin: origin(request),
+                                                clientIP: withKey ? nil : request.remoteAddress)
+            }
+            return AppwriteAPI.json(PasskeyChallengeModel(
+                id: start.challengeID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: "",
+                expire: AppwriteDate.string(start.expiresAt), publicKey: RequestOptions(start)), status: 201)
+        }
+
+        // T2: finish it with the AuthenticationResponseJSON; answers a TokenSecret for POST /v1/account/sessions/token.
+        router.add(.PUT, "/v1/account/tokens/passkey") { request in
+            let caller = try Caller(request, sesame)
+            let withKey = try caller.requireSessionsWrite(sesame)
+            let challengeID = try AppwriteAPI.required(try decodeJSONBody(TokenBody.self, from: request).challengeId, "challengeId")
+            let credential = try credentialJSON(request)
+            let token = try passkeyCall { () throws(SesameError) in
+                try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
+                                                 requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
+            }
+            return AppwriteAPI.json(TokenSecretModel(token), status: 201)
+        }
+    }
+
+    /// Runs a passkey domain call: `not_found` is `user_passkey_not_found`, `conflict` `user_passkey_already_exists`.
+    static func passkeyCall<T>(_ body: () throws(SesameError) -> T) throws(HTTPError) -> T {
+        try AppwriteAPI.call(notFound: .userPasskeyNotFound, conflict: .userPasskeyAlreadyExists, body)
+    }
+
+    /// The calling web origin: `Origin`, else the origin of `Referer` (spec §4.3).
+    static func origin(_ request: HTTPRequest) -> String? {
+        if let origin = request.headers["Origin"], !origin.isEmpty { return origin }
+        guard let referer = request.headers["Referer"], let url = URL(string: referer), let scheme = url.scheme, let host = url.host
+        else { return nil }
+        return url.port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)"
+    }
+
+    /// The `credential` member of the body, an object, as JSON bytes for the WebAuthn core.
+    static func credentialJSON(_ request: HTTPRequest) throws(HTTPError) -> [UInt8] {
+        let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
+        guard let credential = object?["credential"] else {
+            throw .appwrite(.generalArgumentInvalid, "Param \"credential\" is not optional.")
+        }
+        guard credential is [String: Any], let data = try? JSONSerialization.data(withJSONObject: credential) else {
+            throw .appwrite(.generalArgumentInvalid, "Invalid credential param: Value must be a valid object.")
+        }
+        return [UInt8](data)
+    }
+}
+
+private struct CreatePasskeyBody: Decodable {
+    let passkeyId: String?
+    let name: String?
+}
+
+private struct RenameBody: Decodable {
+    let name: String?
+}
+
+private struct TokenBody: Decodable {
+    let challengeId: String?
+}

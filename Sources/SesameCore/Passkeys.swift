@@ -1,0 +1,309 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+import WebAuthn
+
+/// A verified passkey of a user.
+public struct Passkey: Sendable, Hashable {
+    public let id: String
+    public let userID: String
+    /// The relying party the passkey was created for (`localhost` for development passkeys).
+    public let rpID: String
+    public let name: String
+    /// When it was verified.
+    public let createdAt: Date
+    /// When it was last renamed; `createdAt` until then.
+    public let updatedAt: Date
+    /// When it last signed in, if ever.
+    public let lastUsedAt: Date?
+}
+
+/// A credential the authenticator must not register again (WebAuthn `excludeCredentials`).
+public struct CredentialDescriptor: Sendable, Hashable {
+    public let id: [UInt8]
+    public let transports: [String]
+}
+
+/// A registration that started: what the client hands to its authenticator, and the pending passkey's ID.
+public struct RegistrationStart: Sendable, Hashable {
+    public let passkeyID: String
+    public let challenge: [UInt8]
+    public let rpID: String
+    public let rpName: String
+    public let userHandle: [UInt8]
+    public let userName: String
+    public let userDisplayName: String
+    /// The COSE algorithms offered, in order of preference.
+    public let algorithms: [Int]
+    public let excludeCredentials: [CredentialDescriptor]
+    public let createdAt: Date
+    public let expiresAt: Date
+}
+
+/// A usernameless sign-in that started.
+public struct SignInStart: Sendable, Hashable {
+    public let challengeID: String
+    public let challenge: [UInt8]
+    public let rpID: String
+    public let createdAt: Date
+    public let expiresAt: Date
+}
+
+/// The single-use token a passkey sign-in earns; exchanged for a session within ``PasskeyService/tokenLifetime``.
+public struct SignInToken: Sendable, Hashable {
+    public let id: String
+    public let userID: String
+    /// Shown once; stored only as a hash.
+    public let secret: String
+    public let createdAt: Date
+    public let expiresAt: Date
+}
+
+/// Passkey registration, usernameless sign-in and passkey management, with every rule of the seed enforced here:
+/// 5-minute single-use challenges, registration finished by the session that started it, 10-minute recent
+/// authentication to register or delete, at most 10 passkeys counting pending registrations, user verification in
+/// every ceremony, 10 registrations per user and 10 sign-in starts and finishes per IP each hour.
+public struct PasskeyService: Sendable {
+    let store: Store
+    let clock: any SesameClock
+
+    public static let challengeLifetime: TimeInterval = 300
+    public static let tokenLifetime: TimeInterval = 60
+    public static let maximumPerUser = 10
+    public static let attemptsPerHour = 10
+    /// ES256 and RS256, as offered in `pubKeyCredParams` and accepted at registration.
+    public static let algorithms: [COSEAlgorithmIdentifier] = [.init(rawValue: -7), .init(rawValue: -257)]
+    static let signInPurpose = "passkey-signin"
+    static let tokenPrefix = "sesame_tk_"
+
+    // MARK: Relying party
+
+    /// The relying party of a passkey ceremony of `project` for a request with this `Origin`.
+    ///
+    /// `http://localhost:<port>` runs under the `localhost` relying party when the project has a web platform
+    /// `localhost`. Otherwise the project's relying party ID, with the origins its platforms give: web platforms on
+    /// the relying party's domain or its subdomains, Android apps by signing key, Apple apps as `https://<rpId>`.
+    /// - Throws: `unsupported` when passkeys are off, or there is no relying party ID or no origin.
+    public func relyingParty(_ project: Project, requestOrigin: String?) throws(SesameError) -> RelyingPartyPolicy {
+        guard project.authMethods["passkey"] != false else { throw SesameError(.unsupported, "passkeys are switched off") }
+        if let origin = requestOrigin, RelyingParties.isLocalhost(origin),
+           project.platforms.contains(where: { $0.platform == .web(hostname: RelyingParties.localhostID) }) {
+            return RelyingPartyPolicy(id: RelyingParties.localhostID, origins: [origin], allowedAlgorithms: Self.algorithms)
+        }
+        let rpID = project.relyingPartyID
+        let origins = project.platforms.flatMap { entry -> [String] in
+            if case .web(let host) = entry.platform {
+                let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+                return bare == rpID || bare.hasSuffix("." + rpID) ? entry.platform.origins(rpID: rpID) : []
+            }
+            return entry.platform.origins(rpID: rpID)
+        }
+        guard !rpID.isEmpty, !origins.isEmpty else {
+            throw SesameError(.unsupported, "the project has no relying party ID with a matching platform")
+        }
+        return RelyingPartyPolicy(id: rpID, origins: Array(Set(origins)).sorted(), allowedAlgorithms: Self.algorithms)
+    }
+
+    // MARK: Registration
+
+    /// Starts registering a passkey for the session's user: a pending passkey bound to this session, living 5 minutes.
+    /// - Parameters:
+    ///   - passkeyID: a custom ID, or `nil` / `unique()` for a new one.
+    ///   - name: at most 128 characters; empty by default.
+    /// - Throws: `unsupported`, `reauthentication_required`, `invalid_argument`, `rate_limited`, `limit_reached`,
+    ///   `conflict` (the ID is taken).
+    public func beginRegistration(project: Project, user: User, session: Session, passkeyID: String?, name: String?,
+                                  requestOrigin: String?) throws(SesameError) -> RegistrationStart {
+        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        let now = clock.now()
+        guard session.isRecentlyAuthenticated(at: now) else {
+            throw SesameError(.reauthenticationRequired, "the session signed in more than 10 minutes ago")
+        }
+        let id = try UserService.checkID(passkeyID)
+        let name = try UserService.checkOptionalName(name)
+        // The limit is checked before the hourly rate, so a full account is told so without spending an attempt.
+        // The insert below re-checks it atomically.
+        let used = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.count(userID: user.id)
+                + store.challenges.countActive(userID: user.id, purpose: ChallengeRecord.registrationPurpose, now: now)
+        }
+        guard used < Self.maximumPerUser else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
+        let decision = try RateLimiter(store: store, clock: clock)
+            .hit("passkey-registration:\(user.id)", limit: Self.attemptsPerHour, window: 3600)
+        guard decision.allowed else { throw SesameError(.rateLimited, "10 registrations per user per hour") }
+        let record = ChallengeRecord(
+            id: id, projectID: project.id, purpose: ChallengeRecord.registrationPurpose,
+            challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: user.id, sessionID: session.id,
+            expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id, name: name
+        )
+        let existing = try StoreErrors.map { () throws(StoreError) in try store.credentials.get(id: id) }
+        guard existing == nil else { throw SesameError(.conflict, "the passkey ID is taken") }
+        let created = try StoreErrors.map { () throws(StoreError) in
+            try store.challenges.createIfUnderLimit(record, limit: Self.maximumPerUser)
+        }
+        guard created else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
+        let excluded = try StoreErrors.map { () throws(StoreError) in try store.credentials.list(userID: user.id) }
+            .filter { $0.rpID == policy.id }
+            .map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) }
+        let userName = user.email ?? user.id
+        return RegistrationStart(
+            passkeyID: id, challenge: record.challenge, rpID: policy.id, rpName: project.relyingPartyName, userHandle: user.userHandle,
+            userName: userName, userDisplayName: user.name.isEmpty ? userName : user.name,
+            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: now, expiresAt: record.expiresAt
+        )
+    }
+
+    /// Finishes a registration with the authenticator's `RegistrationResponseJSON`. Any attempt consumes the pending
+    /// registration.
+    /// - Throws: `not_found` (no such pending registration of this user), `expired` (expired, another session, or the
+    ///   relying party changed), `verification_failed`, `conflict` (the credential is registered), `unsupported`.
+    public func finishRegistration(project: Project, user: User, session: Session, passkeyID: String, credentialJSON: [UInt8],
+                                   requestOrigin: String?) throws(SesameError) -> Passkey {
+        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        let now = clock.now()
+        let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: passkeyID) }
+        guard let pending, pending.purpose == ChallengeRecord.registrationPurpose, pending.projectID == project.id,
+              pending.userID == user.id
+        else { throw SesameError(.notFound, "no pending registration with this ID") }
+        let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: passkeyID, now: now) }
+        guard let consumed else {
+            throw pending.isExpired(at: now) ? SesameError(.expired, "the registration expired") : SesameError(.notFound, "already finished")
+        }
+        guard consumed.sessionID == session.id else { throw SesameError(.expired, "registration started in another session") }
+        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony") }
+        let verified: VerifiedRegistration
+        do {
+            let credential = try RegistrationCredential(json: credentialJSON)
+            verified = try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: consumed.challenge),
+                                                       at: now)
+        } catch {
+            throw SesameError(.verificationFailed, error.code.rawValue)
+        }
+        let record = SesameStore.CredentialRecord(
+            id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id, credentialID: verified.credentialID,
+            publicKey: verified.publicKey.cborEncoded, algorithm: Int64(verified.publicKey.algorithm.rawValue),
+            signCount: Int64(verified.signCount), backupEligible: verified.backupEligible, backedUp: verified.backedUp,
+            userVerified: verified.userVerified, aaguid: verified.aaguid, transports: verified.transports,
+            attestationFormat: verified.format, name: consumed.name ?? "", createdAt: now
+        )
+        let inserted = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.createIfUnderLimit(record, limit: Self.maximumPerUser, now: now)
+        }
+        guard inserted else { throw SesameError(.limitReached, "10 passkeys") }
+        return Passkey(record: record)
+    }
+
+    // MARK: Management
+
+    /// The user's verified passkeys, oldest first.
+    public func list(userID: String) throws(SesameError) -> [Passkey] {
+        try StoreErrors.map { () throws(StoreError) in try store.credentials.list(userID: userID).map(Passkey.init) }
+    }
+
+    /// One of the user's verified passkeys.
+    /// - Throws: `not_found`.
+    public func get(userID: String, id: String) throws(SesameError) -> Passkey {
+        let record = try StoreErrors.map { () throws(StoreError) in try store.credentials.get(id: id) }
+        guard let record, record.userID == userID else { throw SesameError(.notFound, "passkey") }
+        return Passkey(record: record)
+    }
+
+    /// Renames one of the user's passkeys (1 to 128 characters).
+    /// - Throws: `invalid_argument`, `not_found`.
+    public func rename(userID: String, id: String, name: String) throws(SesameError) -> Passkey {
+        let name = try ProjectService.checkName(name)
+        let renamed = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.rename(userID: userID, id: id, name: name, at: clock.now())
+        }
+        guard renamed else { throw SesameError(.notFound, "passkey") }
+        return try get(userID: userID, id: id)
+    }
+
+    /// Deletes one of the user's passkeys. With a `session` (not an API key), it must be recently authenticated.
+    /// - Throws: `reauthentication_required`, `not_found`.
+    public func delete(userID: String, id: String, session: Session?) throws(SesameError) {
+        if let session, !session.isRecentlyAuthenticated(at: clock.now()) {
+            throw SesameError(.reauthenticationRequired, "the session signed in more than 10 minutes ago")
+        }
+        let deleted = try StoreErrors.map { () throws(StoreError) in try store.credentials.delete(userID: userID, id: id) }
+        guard deleted else { throw SesameError(.notFound, "passkey") }
+    }
+
+    // MARK: Usernameless sign-in
+
+    /// Starts a usernameless sign-in: a 5-minute single-use challenge bound to no user.
+    /// - Parameter clientIP: the caller's address for the 10-per-hour limit; `nil` exempts the call (API keys).
+    /// - Throws: `unsupported`, `rate_limited`.
+    public func beginSignIn(project: Project, requestOrigin: String?, clientIP: String?) throws(SesameError) -> SignInStart {
+        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        try limitSignIn("start", clientIP)
+        let now = clock.now()
+        let record = ChallengeRecord(
+            id: Identifiers.unique(), projectID: project.id, purpose: Self.signInPurpose,
+            challenge: SecureRandom.bytes(count: ChallengeService.byteCount), requestID: clientIP,
+            expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id
+        )
+        try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
+        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: now, expiresAt: record.expiresAt)
+    }
+
+    /// Finishes a usernameless sign-in with the authenticator's `AuthenticationResponseJSON`: the credential names its
+    /// user. Any attempt consumes the challenge. Updates the sign count, backup state and last use, and returns a
+    /// 60-second single-use token for a session.
+    /// - Throws: `unsupported`, `rate_limited`, `expired` (unknown, used or expired challenge, or the relying party
+    ///   changed), `verification_failed` (including an unknown credential), `blocked`.
+    public func finishSignIn(project: Project, challengeID: String, credentialJSON: [UInt8], requestOrigin: String?,
+                             clientIP: String?) throws(SesameError) -> SignInToken {
+        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        try limitSignIn("finish", clientIP)
+        let now = clock.now()
+        let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: challengeID, now: now) }
+        guard let consumed, consumed.purpose == Self.signInPurpose, consumed.projectID == project.id else {
+            throw SesameError(.expired, "the sign-in challenge is unknown, used or expired")
+        }
+        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony") }
+        let credential: AuthenticationCredential
+        do { credential = try AuthenticationCredential(json: credentialJSON) } catch {
+            throw SesameError(.verificationFailed, error.code.rawValue)
+        }
+        let stored = try StoreErrors.map { () throws(StoreError) in try store.credentials.find(rpID: policy.id, credentialID: credential.rawID) }
+        guard let stored, stored.projectID == project.id else { throw SesameError(.verificationFailed, "unknown credential") }
+        let owner = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) }
+        guard let owner else { throw SesameError(.verificationFailed, "the credential's user is gone") }
+        let verified: VerifiedAuthentication
+        do {
+            let record = WebAuthn.CredentialRecord(
+                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
+                backupEligible: stored.backupEligible, userHandle: owner.userHandle
+            )
+            verified = try AuthenticationVerifier.verify(credential, expectations: AuthenticationExpectations(policy: policy, challenge: consumed.challenge),
+                                                         record: record)
+        } catch {
+            throw SesameError(.verificationFailed, error.code.rawValue)
+        }
+        guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
+        let updated = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.updateAfterAuthentication(id: stored.id, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
+                                                            userVerified: verified.userVerified, at: now)
+        }
+        guard updated else { throw SesameError(.verificationFailed, "the sign count did not move forward") }
+        let secret = Identifiers.secret(prefix: Self.tokenPrefix)
+        let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: Identifiers.hash(secret),
+                                kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
+        try StoreErrors.map { () throws(StoreError) in try store.tokens.create(token) }
+        return SignInToken(id: token.id, userID: owner.id, secret: secret, createdAt: now, expiresAt: token.expiresAt)
+    }
+
+    private func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) {
+        guard let clientIP else { return }
+        let decision = try RateLimiter(store: store, clock: clock).hit("passkey-signin-\(step):\(clientIP)", limit: Self.attemptsPerHour, window: 3600)
+        guard decision.allowed else { throw SesameError(.rateLimited, "10 passkey sign-ins per IP per hour") }
+    }
+}
+
+extension Passkey {
+    init(record: SesameStore.CredentialRecord) {
+        self.init(id: record.id, userID: record.userID, rpID: record.rpID, name: record.name ?? "", createdAt: record.createdAt,
+                  updatedAt: record.updatedAt, lastUsedAt: record.lastUsedAt)
+    }
+}

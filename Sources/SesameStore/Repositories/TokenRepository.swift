@@ -1,0 +1,61 @@
+import Foundation
+
+/// A short-lived, single-use sign-in token of a user (for example from a passkey sign-in), stored as a hash.
+public struct TokenRecord: Sendable, Hashable {
+    public var id: String
+    public var projectID: String
+    public var userID: String
+    public var secretHash: [UInt8]
+    /// How the token was earned, for example `passkey`.
+    public var kind: String
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(id: String, projectID: String, userID: String, secretHash: [UInt8], kind: String, createdAt: Date, expiresAt: Date) {
+        self.id = id
+        self.projectID = projectID
+        self.userID = userID
+        self.secretHash = secretHash
+        self.kind = kind
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Stores sign-in tokens and consumes each at most once.
+public struct TokenRepository: Sendable {
+    public let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    private static let columns = "id, project_id, user_id, secret_hash, kind, created_at, expires_at"
+
+    /// Inserts a token.
+    /// - Throws: ``StoreError/Code/conflict`` when the ID or hash exists, ``StoreError/Code/notFound`` when the user
+    ///   or project does not.
+    public func create(_ token: TokenRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO tokens (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [
+                .text(token.id), .text(token.projectID), .text(token.userID), .blob(token.secretHash), .text(token.kind),
+                .date(token.createdAt), .date(token.expiresAt),
+            ]
+        )
+    }
+
+    /// Deletes and returns the project's token with this secret hash in one statement, so at most one caller gets it.
+    /// - Returns: the token, or `nil` when it is absent or expired at `now` (an expired one is deleted too).
+    public func consume(projectID: String, secretHash: [UInt8], now: Date) throws(StoreError) -> TokenRecord? {
+        let rows = try database.query(
+            "DELETE FROM tokens WHERE secret_hash = $1 AND project_id = $2 RETURNING \(Self.columns)",
+            [.blob(secretHash), .text(projectID)]
+        )
+        guard let row = rows.first else { return nil }
+        let token = TokenRecord(
+            id: try row.text("id"), projectID: try row.text("project_id"), userID: try row.text("user_id"),
+            secretHash: try row.blob("secret_hash"), kind: try row.text("kind"), createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at")
+        )
+        return now.millisecondsSince1970 < token.expiresAt.millisecondsSince1970 ? token : nil
+    }
+}

@@ -1,0 +1,48 @@
+"""The Users service through the official SDK with an API key: users, sessions, passkeys, blocking, deletion."""
+from appwrite.id import ID
+from appwrite.services.account import Account
+from appwrite.services.users import Users
+
+from authenticator import SoftwareAuthenticator
+from harness import KEY, check, client, expect_equal, expect_error, unique_email
+from test_passkeys import register, sign_in
+
+
+@check
+def users_with_an_api_key():
+    users = Users(client(key=KEY))
+    email = unique_email()
+    user = users.create(user_id=ID.unique(), email=email, password="password123", name="Carol")
+    expect_equal((users.get(user_id=user.id).email, user.name), (email, "Carol"), "users.get")
+    assert users.list().total >= 1
+    expect_error("user_already_exists", 409, users.create, user_id=ID.custom(user.id), email=unique_email())
+    expect_error("user_not_found", 404, users.get, user_id="no-such-user")
+    expect_error("general_argument_invalid", 400, users.create, user_id=ID.unique(), password="short")
+    expect_error("general_unauthorized_scope", 401, Users(client()).list)
+
+    # A server session is a usable user session; its user registers a passkey, the key manages it.
+    session = users.create_session(user_id=user.id)
+    expect_equal((session.provider, session.factors), ("server", ["server"]), "server session")
+    user_client = client(session=session.secret)
+    expect_equal(Account(user_client).get().id, user.id, "account.get() over the minted session")
+    expect_equal(users.list_sessions(user_id=user.id).total, 1, "users.list_sessions")
+    authenticator = SoftwareAuthenticator()
+    passkey = register(user_client, authenticator, name="Laptop")
+    listed = users.list_passkeys(user_id=user.id)
+    expect_equal((listed.total, listed.passkeys[0].id), (1, passkey.id), "users.list_passkeys")
+    expect_equal(users.get_passkey(user_id=user.id, passkey_id=passkey.id).name, "Laptop", "users.get_passkey")
+    expect_equal(users.update_passkey(user_id=user.id, passkey_id=passkey.id, name="Phone").name, "Phone", "users.update_passkey")
+    expect_error("user_passkey_not_found", 404, users.get_passkey, user_id=user.id, passkey_id="no-such-passkey")
+
+    # Blocked: the password, the passkey and the key's sessions are all refused.
+    expect_equal(users.update_status(user_id=user.id, status=False).status, False, "users.update_status")
+    expect_error("user_blocked", 403, Account(client()).create_email_password_session, email=email, password="password123")
+    expect_error("user_blocked", 403, sign_in, authenticator, guest=client(key=KEY))
+    expect_error("user_blocked", 403, users.create_session, user_id=user.id)
+    expect_error("general_unauthorized_scope", 401, Account(user_client).get)
+    users.update_status(user_id=user.id, status=True)
+
+    expect_equal(users.delete_passkey(user_id=user.id, passkey_id=passkey.id), b"", "users.delete_passkey")
+    expect_equal(users.list_passkeys(user_id=user.id).total, 0, "after users.delete_passkey")
+    expect_equal(users.delete(user_id=user.id), b"", "users.delete")
+    expect_error("user_not_found", 404, users.get, user_id=user.id)
