@@ -6,7 +6,7 @@ import SesameHTTP
 enum AccountRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
         // S1: sign up with email and password; does not sign in.
-        router.add(.POST, "/v1/account") { request in
+        router.add(.POST, "/v1/account", cors: true) { request in
             let caller = try Caller(request, sesame)
             try caller.requireSessionsWrite(sesame)
             try requireMethod("email-password", caller.project)
@@ -21,7 +21,7 @@ enum AccountRoutes {
         }
 
         // S2: email and password session. The secret goes into the body only for API-key callers; everyone gets cookies.
-        router.add(.POST, "/v1/account/sessions/email") { request in
+        router.add(.POST, "/v1/account/sessions/email", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
             try requireMethod("email-password", caller.project)
@@ -38,7 +38,7 @@ enum AccountRoutes {
         }
 
         // S3: a session from a sign-in token (such as a passkey sign-in's TokenSecret).
-        router.add(.POST, "/v1/account/sessions/token") { request in
+        router.add(.POST, "/v1/account/sessions/token", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
             let body = try decodeJSONBody(TokenSessionBody.self, from: request)
@@ -53,13 +53,13 @@ enum AccountRoutes {
         }
 
         // S4: the current user.
-        router.add(.GET, "/v1/account") { request in
+        router.add(.GET, "/v1/account", cors: true) { request in
             let (_, user) = try Caller(request, sesame).requireUser()
             return AppwriteAPI.json(UserModel(user))
         }
 
         // S5: the user's sessions.
-        router.add(.GET, "/v1/account/sessions") { request in
+        router.add(.GET, "/v1/account/sessions", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
             let sessions = try AppwriteAPI.call { () throws(SesameError) in
@@ -69,7 +69,7 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : models.count, sessions: models))
         }
 
-        router.add(.GET, "/v1/account/sessions/:sessionId") { request in
+        router.add(.GET, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
             let id = sessionID(request, current: current)
@@ -79,7 +79,7 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
         }
 
-        router.add(.DELETE, "/v1/account/sessions/:sessionId") { request in
+        router.add(.DELETE, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
             let id = sessionID(request, current: current)
@@ -117,6 +117,7 @@ enum AccountRoutes {
         response.headers.add("Set-Cookie", "\(name)=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure); SameSite=None")
         response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure)")
         response.headers.set("X-Fallback-Cookies", "{\"\(name)\":\"\(secret)\"}")
+        response.headers.set("Access-Control-Expose-Headers", "X-Fallback-Cookies")
     }
 
     /// Clears the session cookies after the current session ends.
@@ -125,6 +126,7 @@ enum AccountRoutes {
         response.headers.add("Set-Cookie", "\(name)=; Max-Age=0; Path=/; HttpOnly")
         response.headers.add("Set-Cookie", "\(name)_legacy=; Max-Age=0; Path=/; HttpOnly")
         response.headers.set("X-Fallback-Cookies", "[]")
+        response.headers.set("Access-Control-Expose-Headers", "X-Fallback-Cookies")
     }
 }
 

@@ -17,6 +17,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userAlreadyExists = "user_already_exists"
     case userInvalidCredentials = "user_invalid_credentials"
     case userBlocked = "user_blocked"
+    case generalUnknownOrigin = "general_unknown_origin"
     case userNotFound = "user_not_found"
     case userSessionNotFound = "user_session_not_found"
     case userAuthMethodUnsupported = "user_auth_method_unsupported"
@@ -35,7 +36,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
         case .generalUnauthorizedScope, .userInvalidCredentials, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
-        case .userBlocked: 403
+        case .userBlocked, .generalUnknownOrigin: 403
         case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
             .platformNotFound: 404
         case .userAlreadyExists, .userPasskeyAlreadyExists, .platformAlreadyExists: 409
@@ -60,6 +61,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userAlreadyExists: "A user with the same id, email, or phone already exists in this project."
         case .userInvalidCredentials: "Invalid credentials. Please check the email and password."
         case .userBlocked: "The current user has been blocked."
+        case .generalUnknownOrigin: "Invalid Origin. Register your new client as a new web platform on your project."
         case .userNotFound: "User with the requested ID could not be found."
         case .userSessionNotFound: "The current user session could not be found."
         case .userAuthMethodUnsupported: "The requested authentication method is either disabled or unsupported."

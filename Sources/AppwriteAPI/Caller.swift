@@ -28,6 +28,10 @@ struct Caller {
         }
         let key = request.headers["X-Appwrite-Key"].flatMap { $0.isEmpty ? nil : $0 }
         keySecret = key
+        // Browsers send Origin; only the project's web platforms may call with the user's cookies (keys are servers').
+        if key == nil, let origin = request.headers["Origin"], !origin.isEmpty, !Self.isAllowed(origin: origin, project) {
+            throw .appwrite(.generalUnknownOrigin)
+        }
         if key == nil, let secret = Self.sessionSecret(request, projectID: projectID) {
             do { signedIn = try sesame.sessions.authenticate(projectID: projectID, secret: secret) } catch { throw appwriteError(error) }
         } else {
@@ -65,6 +69,17 @@ struct Caller {
         do { key = try sesame.apiKeys.authenticate(keySecret, requiring: scope) } catch { throw appwriteError(error) }
         guard key.projectID == project.id else { throw .appwrite(.generalUnauthorizedScope) }
         return key
+    }
+
+    /// Whether a browser `Origin` belongs to one of the project's web platforms: its host equals a platform's
+    /// hostname or matches a `*.` wildcard one (any scheme and port, as in Appwrite).
+    static func isAllowed(origin: String, _ project: Project) -> Bool {
+        guard let host = URL(string: origin)?.host?.lowercased() else { return false }
+        return project.platforms.contains { entry in
+            guard case .web(let hostname) = entry.platform else { return false }
+            if hostname.hasPrefix("*.") { return host.hasSuffix(String(hostname.dropFirst())) }
+            return host == hostname
+        }
     }
 
     /// The session secret the request presents, if any.
