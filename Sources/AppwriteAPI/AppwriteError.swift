@@ -134,7 +134,12 @@ func appwriteError(_ error: SesameError, notFound: AppwriteErrorType = .generalR
     case .invalidCredentials: .appwrite(.userInvalidCredentials)
     case .blocked: .appwrite(.userBlocked)
     case .unauthorized, .forbidden: .appwrite(.generalUnauthorizedScope)
-    case .rateLimited: .appwrite(.generalRateLimitExceeded)
+    case .rateLimited:
+        {
+            var limited = HTTPError.appwrite(.generalRateLimitExceeded)
+            if let decision = error.rateLimit { AppwriteAPI.setRateLimitHeaders(&limited.headers, decision) }
+            return limited
+        }()
     case .expired: .appwrite(.userInvalidToken)
     case .limitReached: .appwrite(.userPasskeyLimitExceeded)
     case .unsupported: .appwrite(.userAuthMethodUnsupported)

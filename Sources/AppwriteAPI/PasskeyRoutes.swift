@@ -21,9 +21,11 @@ enum PasskeyRoutes {
                 try sesame.passkeys.beginRegistration(project: caller.project, user: user, session: session, passkeyID: body.passkeyId,
                                                       name: body.name, requestOrigin: origin(request))
             }
-            return AppwriteAPI.json(PasskeyChallengeModel(
+            var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.passkeyID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: start.passkeyID,
                 expire: AppwriteDate.string(start.expiresAt), publicKey: CreationOptions(start)), status: 201)
+            AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
+            return response
         }
 
         // A3, A4, A5: one passkey.
@@ -71,9 +73,11 @@ enum PasskeyRoutes {
                 try sesame.passkeys.beginSignIn(project: caller.project, requestOrigin: origin(request),
                                                 clientIP: withKey ? nil : request.remoteAddress)
             }
-            return AppwriteAPI.json(PasskeyChallengeModel(
+            var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.challengeID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: "",
                 expire: AppwriteDate.string(start.expiresAt), publicKey: RequestOptions(start)), status: 201)
+            AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
+            return response
         }
 
         // T2: finish it with the AuthenticationResponseJSON; answers a TokenSecret for POST /v1/account/sessions/token.
@@ -86,7 +90,9 @@ enum PasskeyRoutes {
                 try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
                                                  requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
             }
-            return AppwriteAPI.json(TokenSecretModel(token), status: 201)
+            var response = AppwriteAPI.json(TokenSecretModel(token), status: 201)
+            AppwriteAPI.setRateLimitHeaders(&response.headers, token.rateLimit)
+            return response
         }
     }
 

@@ -43,11 +43,14 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
     public let code: Code
     /// What exactly was wrong; never contains secrets, challenges or credential IDs.
     public let detail: String
+    /// For `rate_limited`: the limit that was exceeded, so a face can say when to come back.
+    public let rateLimit: RateLimitDecision?
 
     /// Creates an error.
-    public init(_ code: Code, _ detail: String) {
+    public init(_ code: Code, _ detail: String, rateLimit: RateLimitDecision? = nil) {
         self.code = code
         self.detail = detail
+        self.rateLimit = rateLimit
     }
 
     public var description: String { "SesameError(\(code))" }
