@@ -30,7 +30,7 @@ enum AccountRoutes {
             let password = try AppwriteAPI.required(body.password, "password")
             let (session, secret) = try AppwriteAPI.call { () throws(SesameError) in
                 try sesame.sessions.signIn(projectID: caller.project.id, email: email, password: password, lifetime: body.duration,
-                                           client: clientInfo(request))
+                                           rateLimited: !withKey, client: clientInfo(request))
             }
             var response = AppwriteAPI.json(SessionModel(session, current: true, secret: withKey ? secret : ""), status: 201)
             setSessionCookies(&response, request, projectID: caller.project.id, secret: secret, session: session)

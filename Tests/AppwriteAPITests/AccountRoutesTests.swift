@@ -156,3 +156,26 @@ import Testing
             .expectError(501, "user_auth_method_unsupported")
     }
 }
+
+@Suite struct PasswordRateLimitTests {
+    @Test("10 password attempts per email per hour for guests, right or wrong; API keys are exempt")
+    func passwordAttempts() throws {
+        let harness = try Harness()
+        _ = harness.send(.POST, "/v1/account", json: #"{"userId":"alice","email":"alice@example.org","password":"password123"}"#)
+        for attempt in 0..<10 {
+            let password = attempt % 2 == 0 ? "wrong-password" : "password123"
+            #expect([201, 401].contains(harness.send(.POST, "/v1/account/sessions/email",
+                                                     json: #"{"email":"alice@example.org","password":"\#(password)"}"#).status))
+        }
+        let refused = harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"ALICE@example.org","password":"password123"}"#)
+        refused.expectError(429, "general_rate_limit_exceeded")
+        #expect(refused.response.headers["X-RateLimit-Remaining"] == "0")
+        #expect(harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"alice@example.org","password":"password123"}"#,
+                             headers: [("X-Appwrite-Key", harness.key)]).status == 201)
+        // Other addresses have their own budget; the next hour starts afresh.
+        harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"bob@example.org","password":"password123"}"#)
+            .expectError(401, "user_invalid_credentials")
+        harness.clock.advance(by: 3600)
+        #expect(harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"alice@example.org","password":"password123"}"#).status == 201)
+    }
+}
