@@ -69,6 +69,20 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : models.count, sessions: models))
         }
 
+        // Ends every session (`current: false` keeps the caller's).
+        router.add(.DELETE, "/v1/account/sessions", cors: true) { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser()
+            let body = request.body.isEmpty ? nil : try decodeJSONBody(DeleteSessionsBody.self, from: request)
+            let keepCurrent = body?.current == false
+            try AppwriteAPI.call { () throws(SesameError) in
+                try sesame.sessions.deleteAll(projectID: caller.project.id, userID: user.id, keeping: keepCurrent ? current.id : nil)
+            }
+            var response = HTTPResponse.noContent()
+            if !keepCurrent { clearSessionCookies(&response, projectID: caller.project.id) }
+            return response
+        }
+
         router.add(.GET, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
@@ -135,6 +149,10 @@ private struct CreateAccountBody: Decodable {
     let email: String?
     let password: String?
     let name: String?
+}
+
+private struct DeleteSessionsBody: Decodable {
+    let current: Bool?
 }
 
 private struct TokenSessionBody: Decodable {

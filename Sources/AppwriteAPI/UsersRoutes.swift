@@ -66,6 +66,19 @@ enum UsersRoutes {
             return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : sessions.count, sessions: sessions))
         }
 
+        router.add(.DELETE, "/v1/users/:userId/sessions", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            try userCall { () throws(SesameError) in try sesame.sessions.deleteAll(projectID: caller.project.id, userID: user.id) }
+            return .noContent()
+        }
+        router.add(.DELETE, "/v1/users/:userId/sessions/:sessionId", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
+                try sesame.sessions.delete(projectID: caller.project.id, userID: user.id, id: request.pathParameters["sessionId"] ?? "")
+            }
+            return .noContent()
+        }
+
         // Passkeys: list, get, rename, delete (no recency rule for API keys; registration is the user's own).
         router.add(.GET, "/v1/users/:userId/passkeys", cors: true) { request in
             let (_, user) = try target(request, sesame, .usersRead)

@@ -141,6 +141,11 @@ public struct SessionService: Sendable {
         guard deleted else { throw SesameError(.notFound, "session") }
     }
 
+    /// Ends every session of the user, or every one but `keeping`.
+    public func deleteAll(projectID: String, userID: String, keeping: String? = nil) throws(SesameError) {
+        _ = try StoreErrors.map { () throws(StoreError) in try store.sessions.deleteAll(projectID: projectID, userID: userID, keeping: keeping) }
+    }
+
     static func checkLifetime(_ lifetime: TimeInterval?) throws(SesameError) -> TimeInterval? {
         guard let lifetime else { return nil }
         guard lifetime >= 60, lifetime <= defaultLifetime, lifetime.rounded() == lifetime else {

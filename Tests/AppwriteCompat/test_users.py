@@ -46,3 +46,19 @@ def users_with_an_api_key():
     expect_equal(users.list_passkeys(user_id=user.id).total, 0, "after users.delete_passkey")
     expect_equal(users.delete(user_id=user.id), b"", "users.delete")
     expect_error("user_not_found", 404, users.get, user_id=user.id)
+
+
+@check
+def ending_sessions():
+    users = Users(client(key=KEY))
+    user = users.create(user_id=ID.unique(), email=unique_email(), password="password123")
+    first, second = (users.create_session(user_id=user.id).secret for _ in range(2))
+    account = Account(client(session=first))
+    expect_equal(account.delete_sessions(current=False), b"", "delete_sessions(current=False)")
+    expect_equal(account.get().id, user.id, "the caller's session survives")
+    expect_error("general_unauthorized_scope", 401, Account(client(session=second)).get)
+    third = users.create_session(user_id=user.id)
+    expect_equal(users.delete_session(user_id=user.id, session_id=third.id), b"", "users.delete_session")
+    expect_error("user_session_not_found", 404, users.delete_session, user_id=user.id, session_id=third.id)
+    expect_equal(users.delete_sessions(user_id=user.id), b"", "users.delete_sessions")
+    expect_error("general_unauthorized_scope", 401, account.get)

@@ -91,6 +91,16 @@ public struct SessionRepository: Sendable {
         ) > 0
     }
 
+    /// Deletes every session of the user except `keeping`, if given.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteAll(projectID: String, userID: String, keeping: String? = nil) throws(StoreError) -> Int {
+        try database.execute(
+            "DELETE FROM sessions WHERE project_id = $1 AND user_id = $2 AND id <> $3",
+            [.text(projectID), .text(userID), .text(keeping ?? "")]
+        )
+    }
+
     /// Deletes sessions that expired before `now`.
     /// - Returns: how many were deleted.
     @discardableResult
