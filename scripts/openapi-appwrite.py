@@ -105,6 +105,14 @@ routes = {
                    params=["userId"]),
         "delete": op("Ends every session of the user (Appwrite users.deleteSessions)", 204, key, [401], params=["userId"]),
     },
+    "/v1/account/jwts": {
+        "post": op("A JWT (HS256) for the calling session (Appwrite account.createJWT)", 201, user, [400, 401],
+                   {"duration": "number"}),
+    },
+    "/v1/users/{userId}/jwts": {
+        "post": op("A JWT for one of the user's sessions, recent() by default (Appwrite users.createJWT)", 201, key,
+                   [400, 401], {"sessionId": "string", "duration": "number"}, params=["userId"]),
+    },
     "/v1/users/{userId}/sessions/{sessionId}": {
         "delete": op("Ends one of the user's sessions (Appwrite users.deleteSession)", 204, key, [401],
                      params=["userId", "sessionId"]),

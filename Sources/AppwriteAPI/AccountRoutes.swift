@@ -52,6 +52,14 @@ enum AccountRoutes {
             return response
         }
 
+        // S6: a JWT for the calling session.
+        router.add(.POST, "/v1/account/jwts", cors: true) { request in
+            let (session, _) = try Caller(request, sesame).requireUser()
+            let duration = request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request).duration
+            let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: duration) }
+            return AppwriteAPI.json(["jwt": jwt], status: 201)
+        }
+
         // S4: the current user.
         router.add(.GET, "/v1/account", cors: true) { request in
             let (_, user) = try Caller(request, sesame).requireUser()
@@ -149,6 +157,11 @@ private struct CreateAccountBody: Decodable {
     let email: String?
     let password: String?
     let name: String?
+}
+
+struct JWTBody: Decodable {
+    let sessionId: String?
+    let duration: Double?
 }
 
 private struct DeleteSessionsBody: Decodable {

@@ -18,6 +18,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userInvalidCredentials = "user_invalid_credentials"
     case userBlocked = "user_blocked"
     case generalUnknownOrigin = "general_unknown_origin"
+    case userJWTInvalid = "user_jwt_invalid"
+    case userJWTAndCookieSet = "user_jwt_and_cookie_set"
     case userNotFound = "user_not_found"
     case userSessionNotFound = "user_session_not_found"
     case userAuthMethodUnsupported = "user_auth_method_unsupported"
@@ -34,9 +36,9 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     public var status: Int {
         switch self {
         case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
-        case .generalUnauthorizedScope, .userInvalidCredentials, .userReauthenticationRequired, .userInvalidToken,
+        case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
-        case .userBlocked, .generalUnknownOrigin: 403
+        case .userBlocked, .generalUnknownOrigin, .userJWTAndCookieSet: 403
         case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
             .platformNotFound: 404
         case .userAlreadyExists, .userPasskeyAlreadyExists, .platformAlreadyExists: 409
@@ -61,6 +63,8 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userAlreadyExists: "A user with the same id, email, or phone already exists in this project."
         case .userInvalidCredentials: "Invalid credentials. Please check the email and password."
         case .userBlocked: "The current user has been blocked."
+        case .userJWTInvalid: "The JWT is invalid or expired."
+        case .userJWTAndCookieSet: "Pass either a JWT or a session, not both."
         case .generalUnknownOrigin: "Invalid Origin. Register your new client as a new web platform on your project."
         case .userNotFound: "User with the requested ID could not be found."
         case .userSessionNotFound: "The current user session could not be found."
@@ -145,6 +149,7 @@ func appwriteError(_ error: SesameError, notFound: AppwriteErrorType = .generalR
     case .unsupported: .appwrite(.userAuthMethodUnsupported)
     case .reauthenticationRequired: .appwrite(.userReauthenticationRequired)
     case .verificationFailed: .appwrite(.userPasskeyInvalid)
+    case .invalidJWT: .appwrite(.userJWTInvalid)
     default: .appwrite(.generalServerError)
     }
 }

@@ -66,6 +66,18 @@ enum UsersRoutes {
             return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : sessions.count, sessions: sessions))
         }
 
+        // A JWT for one of the user's sessions (`recent()`, the default, is the newest).
+        router.add(.POST, "/v1/users/:userId/jwts", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            let body = request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request)
+            let sessions = try userCall { () throws(SesameError) in try sesame.sessions.list(projectID: caller.project.id, userID: user.id) }
+            let wanted = body?.sessionId ?? "recent()"
+            guard let session = wanted == "recent()" ? sessions.max(by: { $0.createdAt < $1.createdAt }) : sessions.first(where: { $0.id == wanted })
+            else { throw HTTPError.appwrite(.userSessionNotFound) }
+            let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: body?.duration) }
+            return AppwriteAPI.json(["jwt": jwt], status: 201)
+        }
+
         router.add(.DELETE, "/v1/users/:userId/sessions", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             try userCall { () throws(SesameError) in try sesame.sessions.deleteAll(projectID: caller.project.id, userID: user.id) }

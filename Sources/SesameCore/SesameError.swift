@@ -34,6 +34,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let reauthenticationRequired = Code("reauthentication_required")
         /// A WebAuthn response failed verification.
         public static let verificationFailed = Code("verification_failed")
+        /// A JSON Web Token is malformed, forged, expired, or its session ended.
+        public static let invalidJWT = Code("invalid_jwt")
         /// The database cannot be reached.
         public static let unavailable = Code("unavailable")
         /// A broken invariant; never expected.
