@@ -59,6 +59,11 @@ let package = Package(
             path: "Benchmarks/SesameBench", swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "sesame-ceremony-bench", dependencies: ["SesameClient", "SesameCrypto", "SesameTestSupport"],
+            path: "Benchmarks/CeremonyBench", swiftSettings: swiftSettings
+        ),
+
         .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], exclude: ["Data"], swiftSettings: swiftSettings),
         .testTarget(
             name: "WebAuthnTests",

@@ -51,6 +51,8 @@ routes = {
     },
     "/v1/account/sessions": {
         "get": op("The current user's sessions (Appwrite account.listSessions)", 200, user, [401]),
+        "delete": op("Ends every session; current=false keeps the caller's (Appwrite account.deleteSessions)", 204, user, [401],
+                     {"current": "boolean"}),
     },
     "/v1/account/sessions/{sessionId}": {
         "get": op("One session of the current user; `current` is the caller's (Appwrite account.getSession)", 200, user,
@@ -101,6 +103,19 @@ routes = {
         "get": op("The user's sessions (Appwrite users.listSessions)", 200, key, [401], params=["userId"]),
         "post": op("Mints a session, its secret in the body (Appwrite users.createSession)", 201, key, [401, 403],
                    params=["userId"]),
+        "delete": op("Ends every session of the user (Appwrite users.deleteSessions)", 204, key, [401], params=["userId"]),
+    },
+    "/v1/account/jwts": {
+        "post": op("A JWT (HS256) for the calling session (Appwrite account.createJWT)", 201, user, [400, 401],
+                   {"duration": "number"}),
+    },
+    "/v1/users/{userId}/jwts": {
+        "post": op("A JWT for one of the user's sessions, recent() by default (Appwrite users.createJWT)", 201, key,
+                   [400, 401], {"sessionId": "string", "duration": "number"}, params=["userId"]),
+    },
+    "/v1/users/{userId}/sessions/{sessionId}": {
+        "delete": op("Ends one of the user's sessions (Appwrite users.deleteSession)", 204, key, [401],
+                     params=["userId", "sessionId"]),
     },
     "/v1/users/{userId}/passkeys": {
         "get": op("The user's verified passkeys (Appwrite users.listPasskeys)", 200, key, [401], params=["userId"]),

@@ -6,7 +6,7 @@ import SesameHTTP
 enum AccountRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
         // S1: sign up with email and password; does not sign in.
-        router.add(.POST, "/v1/account") { request in
+        router.add(.POST, "/v1/account", cors: true) { request in
             let caller = try Caller(request, sesame)
             try caller.requireSessionsWrite(sesame)
             try requireMethod("email-password", caller.project)
@@ -21,7 +21,7 @@ enum AccountRoutes {
         }
 
         // S2: email and password session. The secret goes into the body only for API-key callers; everyone gets cookies.
-        router.add(.POST, "/v1/account/sessions/email") { request in
+        router.add(.POST, "/v1/account/sessions/email", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
             try requireMethod("email-password", caller.project)
@@ -30,7 +30,7 @@ enum AccountRoutes {
             let password = try AppwriteAPI.required(body.password, "password")
             let (session, secret) = try AppwriteAPI.call { () throws(SesameError) in
                 try sesame.sessions.signIn(projectID: caller.project.id, email: email, password: password, lifetime: body.duration,
-                                           client: clientInfo(request))
+                                           rateLimited: !withKey, client: clientInfo(request))
             }
             var response = AppwriteAPI.json(SessionModel(session, current: true, secret: withKey ? secret : ""), status: 201)
             setSessionCookies(&response, request, projectID: caller.project.id, secret: secret, session: session)
@@ -38,7 +38,7 @@ enum AccountRoutes {
         }
 
         // S3: a session from a sign-in token (such as a passkey sign-in's TokenSecret).
-        router.add(.POST, "/v1/account/sessions/token") { request in
+        router.add(.POST, "/v1/account/sessions/token", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
             let body = try decodeJSONBody(TokenSessionBody.self, from: request)
@@ -52,14 +52,22 @@ enum AccountRoutes {
             return response
         }
 
+        // S6: a JWT for the calling session.
+        router.add(.POST, "/v1/account/jwts", cors: true) { request in
+            let (session, _) = try Caller(request, sesame).requireUser()
+            let duration = request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request).duration
+            let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: duration) }
+            return AppwriteAPI.json(["jwt": jwt], status: 201)
+        }
+
         // S4: the current user.
-        router.add(.GET, "/v1/account") { request in
+        router.add(.GET, "/v1/account", cors: true) { request in
             let (_, user) = try Caller(request, sesame).requireUser()
             return AppwriteAPI.json(UserModel(user))
         }
 
         // S5: the user's sessions.
-        router.add(.GET, "/v1/account/sessions") { request in
+        router.add(.GET, "/v1/account/sessions", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
             let sessions = try AppwriteAPI.call { () throws(SesameError) in
@@ -69,7 +77,21 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : models.count, sessions: models))
         }
 
-        router.add(.GET, "/v1/account/sessions/:sessionId") { request in
+        // Ends every session (`current: false` keeps the caller's).
+        router.add(.DELETE, "/v1/account/sessions", cors: true) { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser()
+            let body = request.body.isEmpty ? nil : try decodeJSONBody(DeleteSessionsBody.self, from: request)
+            let keepCurrent = body?.current == false
+            try AppwriteAPI.call { () throws(SesameError) in
+                try sesame.sessions.deleteAll(projectID: caller.project.id, userID: user.id, keeping: keepCurrent ? current.id : nil)
+            }
+            var response = HTTPResponse.noContent()
+            if !keepCurrent { clearSessionCookies(&response, projectID: caller.project.id) }
+            return response
+        }
+
+        router.add(.GET, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
             let id = sessionID(request, current: current)
@@ -79,7 +101,7 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
         }
 
-        router.add(.DELETE, "/v1/account/sessions/:sessionId") { request in
+        router.add(.DELETE, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
             let id = sessionID(request, current: current)
@@ -117,6 +139,7 @@ enum AccountRoutes {
         response.headers.add("Set-Cookie", "\(name)=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure); SameSite=None")
         response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure)")
         response.headers.set("X-Fallback-Cookies", "{\"\(name)\":\"\(secret)\"}")
+        response.headers.set("Access-Control-Expose-Headers", "X-Fallback-Cookies")
     }
 
     /// Clears the session cookies after the current session ends.
@@ -125,6 +148,7 @@ enum AccountRoutes {
         response.headers.add("Set-Cookie", "\(name)=; Max-Age=0; Path=/; HttpOnly")
         response.headers.add("Set-Cookie", "\(name)_legacy=; Max-Age=0; Path=/; HttpOnly")
         response.headers.set("X-Fallback-Cookies", "[]")
+        response.headers.set("Access-Control-Expose-Headers", "X-Fallback-Cookies")
     }
 }
 
@@ -133,6 +157,15 @@ private struct CreateAccountBody: Decodable {
     let email: String?
     let password: String?
     let name: String?
+}
+
+struct JWTBody: Decodable {
+    let sessionId: String?
+    let duration: Double?
+}
+
+private struct DeleteSessionsBody: Decodable {
+    let current: Bool?
 }
 
 private struct TokenSessionBody: Decodable {

@@ -32,6 +32,15 @@ public enum AppwriteAPI {
         do { return try body() } catch { throw appwriteError(error, notFound: notFound, conflict: conflict) }
     }
 
+    /// `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) of a rate-limited route.
+    static func setRateLimitHeaders(_ headers: inout HTTPHeaders, _ decision: RateLimitDecision?) {
+        guard let decision else { return }
+        let reset = Int(decision.resetAt.timeIntervalSince1970.rounded(.up))
+        headers.set("X-RateLimit-Limit", String(decision.limit))
+        headers.set("X-RateLimit-Remaining", String(decision.remaining))
+        headers.set("X-RateLimit-Reset", String(reset))
+    }
+
     /// A required parameter, or 400 `general_argument_invalid` naming it as Appwrite does.
     static func required<T>(_ value: T?, _ name: String) throws(HTTPError) -> T {
         guard let value else { throw .appwrite(.generalArgumentInvalid, "Param \"\(name)\" is not optional.") }

@@ -17,6 +17,9 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userAlreadyExists = "user_already_exists"
     case userInvalidCredentials = "user_invalid_credentials"
     case userBlocked = "user_blocked"
+    case generalUnknownOrigin = "general_unknown_origin"
+    case userJWTInvalid = "user_jwt_invalid"
+    case userJWTAndCookieSet = "user_jwt_and_cookie_set"
     case userNotFound = "user_not_found"
     case userSessionNotFound = "user_session_not_found"
     case userAuthMethodUnsupported = "user_auth_method_unsupported"
@@ -33,9 +36,9 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     public var status: Int {
         switch self {
         case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
-        case .generalUnauthorizedScope, .userInvalidCredentials, .userReauthenticationRequired, .userInvalidToken,
+        case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
-        case .userBlocked: 403
+        case .userBlocked, .generalUnknownOrigin, .userJWTAndCookieSet: 403
         case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
             .platformNotFound: 404
         case .userAlreadyExists, .userPasskeyAlreadyExists, .platformAlreadyExists: 409
@@ -60,6 +63,9 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userAlreadyExists: "A user with the same id, email, or phone already exists in this project."
         case .userInvalidCredentials: "Invalid credentials. Please check the email and password."
         case .userBlocked: "The current user has been blocked."
+        case .userJWTInvalid: "The JWT is invalid or expired."
+        case .userJWTAndCookieSet: "Pass either a JWT or a session, not both."
+        case .generalUnknownOrigin: "Invalid Origin. Register your new client as a new web platform on your project."
         case .userNotFound: "User with the requested ID could not be found."
         case .userSessionNotFound: "The current user session could not be found."
         case .userAuthMethodUnsupported: "The requested authentication method is either disabled or unsupported."
@@ -132,12 +138,18 @@ func appwriteError(_ error: SesameError, notFound: AppwriteErrorType = .generalR
     case .invalidCredentials: .appwrite(.userInvalidCredentials)
     case .blocked: .appwrite(.userBlocked)
     case .unauthorized, .forbidden: .appwrite(.generalUnauthorizedScope)
-    case .rateLimited: .appwrite(.generalRateLimitExceeded)
+    case .rateLimited:
+        {
+            var limited = HTTPError.appwrite(.generalRateLimitExceeded)
+            if let decision = error.rateLimit { AppwriteAPI.setRateLimitHeaders(&limited.headers, decision) }
+            return limited
+        }()
     case .expired: .appwrite(.userInvalidToken)
     case .limitReached: .appwrite(.userPasskeyLimitExceeded)
     case .unsupported: .appwrite(.userAuthMethodUnsupported)
     case .reauthenticationRequired: .appwrite(.userReauthenticationRequired)
     case .verificationFailed: .appwrite(.userPasskeyInvalid)
+    case .invalidJWT: .appwrite(.userJWTInvalid)
     default: .appwrite(.generalServerError)
     }
 }

@@ -7,6 +7,7 @@ import SesameHTTP
 /// The session is read, in this order, from the cookie `a_session_<projectId>` (or `a_session_<projectId>_legacy`),
 /// the `X-Appwrite-Session` header (what the Python SDK sends), and the `X-Fallback-Cookies` JSON header (browser
 /// SDKs without third-party cookies). An unknown or expired session leaves the caller a guest, as in Appwrite.
+/// An `X-Appwrite-JWT` header stands for the session it was issued for.
 struct Caller {
     let project: Project
     /// The `X-Appwrite-Key` secret, checked by ``requireSessionsWrite(_:)`` and refused by ``requireUser()``.
@@ -28,11 +29,24 @@ struct Caller {
         }
         let key = request.headers["X-Appwrite-Key"].flatMap { $0.isEmpty ? nil : $0 }
         keySecret = key
-        if key == nil, let secret = Self.sessionSecret(request, projectID: projectID) {
-            do { signedIn = try sesame.sessions.authenticate(projectID: projectID, secret: secret) } catch { throw appwriteError(error) }
-        } else {
-            signedIn = nil
+        // Browsers send Origin; only the project's web platforms may call with the user's cookies (keys are servers').
+        if key == nil, let origin = request.headers["Origin"], !origin.isEmpty, !Self.isAllowed(origin: origin, project) {
+            throw .appwrite(.generalUnknownOrigin)
         }
+        guard key == nil else {
+            signedIn = nil
+            return
+        }
+        var session: (session: Session, user: User)?
+        if let secret = Self.sessionSecret(request, projectID: projectID) {
+            do { session = try sesame.sessions.authenticate(projectID: projectID, secret: secret) } catch { throw appwriteError(error) }
+        }
+        // A JWT stands for its session; sending one next to a live session is ambiguous and refused.
+        if let jwt = request.headers["X-Appwrite-JWT"], !jwt.isEmpty {
+            guard session == nil else { throw .appwrite(.userJWTAndCookieSet) }
+            do { session = try sesame.jwts.verify(projectID: projectID, token: jwt) } catch { throw appwriteError(error) }
+        }
+        signedIn = session
     }
 
     /// The signed-in user; API keys never hold the `account` scope.
@@ -65,6 +79,17 @@ struct Caller {
         do { key = try sesame.apiKeys.authenticate(keySecret, requiring: scope) } catch { throw appwriteError(error) }
         guard key.projectID == project.id else { throw .appwrite(.generalUnauthorizedScope) }
         return key
+    }
+
+    /// Whether a browser `Origin` belongs to one of the project's web platforms: its host equals a platform's
+    /// hostname or matches a `*.` wildcard one (any scheme and port, as in Appwrite).
+    static func isAllowed(origin: String, _ project: Project) -> Bool {
+        guard let host = URL(string: origin)?.host?.lowercased() else { return false }
+        return project.platforms.contains { entry in
+            guard case .web(let hostname) = entry.platform else { return false }
+            if hostname.hasPrefix("*.") { return host.hasSuffix(String(hostname.dropFirst())) }
+            return host == hostname
+        }
     }
 
     /// The session secret the request presents, if any.

@@ -6,14 +6,14 @@ import SesameHTTP
 enum PasskeyRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
         // A1: the caller's verified passkeys.
-        router.add(.GET, "/v1/account/passkeys") { request in
+        router.add(.GET, "/v1/account/passkeys", cors: true) { request in
             let (_, user) = try Caller(request, sesame).requireUser()
             let passkeys = try AppwriteAPI.call { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }
             return AppwriteAPI.json(try AppwriteAPI.passkeyList(request, passkeys))
         }
 
         // A2: start a registration in this session.
-        router.add(.POST, "/v1/account/passkeys") { request in
+        router.add(.POST, "/v1/account/passkeys", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (session, user) = try caller.requireUser()
             let body = try decodeJSONBody(CreatePasskeyBody.self, from: request)
@@ -21,20 +21,22 @@ enum PasskeyRoutes {
                 try sesame.passkeys.beginRegistration(project: caller.project, user: user, session: session, passkeyID: body.passkeyId,
                                                       name: body.name, requestOrigin: origin(request))
             }
-            return AppwriteAPI.json(PasskeyChallengeModel(
+            var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.passkeyID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: start.passkeyID,
                 expire: AppwriteDate.string(start.expiresAt), publicKey: CreationOptions(start)), status: 201)
+            AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
+            return response
         }
 
         // A3, A4, A5: one passkey.
-        router.add(.GET, "/v1/account/passkeys/:passkeyId") { request in
+        router.add(.GET, "/v1/account/passkeys/:passkeyId", cors: true) { request in
             let (_, user) = try Caller(request, sesame).requireUser()
             let passkey = try passkeyCall { () throws(SesameError) in
                 try sesame.passkeys.get(userID: user.id, id: request.pathParameters["passkeyId"] ?? "")
             }
             return AppwriteAPI.json(PasskeyModel(passkey))
         }
-        router.add(.PATCH, "/v1/account/passkeys/:passkeyId") { request in
+        router.add(.PATCH, "/v1/account/passkeys/:passkeyId", cors: true) { request in
             let (_, user) = try Caller(request, sesame).requireUser()
             let name = try AppwriteAPI.required(try decodeJSONBody(RenameBody.self, from: request).name, "name")
             let passkey = try passkeyCall { () throws(SesameError) in
@@ -42,7 +44,7 @@ enum PasskeyRoutes {
             }
             return AppwriteAPI.json(PasskeyModel(passkey))
         }
-        router.add(.DELETE, "/v1/account/passkeys/:passkeyId") { request in
+        router.add(.DELETE, "/v1/account/passkeys/:passkeyId", cors: true) { request in
             let (session, user) = try Caller(request, sesame).requireUser()
             try passkeyCall { () throws(SesameError) in
                 try sesame.passkeys.delete(userID: user.id, id: request.pathParameters["passkeyId"] ?? "", session: session)
@@ -51,7 +53,7 @@ enum PasskeyRoutes {
         }
 
         // A6: finish the registration with the authenticator's RegistrationResponseJSON.
-        router.add(.PUT, "/v1/account/passkeys/:passkeyId/verification") { request in
+        router.add(.PUT, "/v1/account/passkeys/:passkeyId/verification", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (session, user) = try caller.requireUser()
             let credential = try credentialJSON(request)
@@ -64,20 +66,22 @@ enum PasskeyRoutes {
         }
 
         // T1: start a usernameless sign-in (API keys are not rate limited).
-        router.add(.POST, "/v1/account/tokens/passkey") { request in
+        router.add(.POST, "/v1/account/tokens/passkey", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
             let start = try passkeyCall { () throws(SesameError) in
                 try sesame.passkeys.beginSignIn(project: caller.project, requestOrigin: origin(request),
                                                 clientIP: withKey ? nil : request.remoteAddress)
             }
-            return AppwriteAPI.json(PasskeyChallengeModel(
+            var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.challengeID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: "",
                 expire: AppwriteDate.string(start.expiresAt), publicKey: RequestOptions(start)), status: 201)
+            AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
+            return response
         }
 
         // T2: finish it with the AuthenticationResponseJSON; answers a TokenSecret for POST /v1/account/sessions/token.
-        router.add(.PUT, "/v1/account/tokens/passkey") { request in
+        router.add(.PUT, "/v1/account/tokens/passkey", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
             let challengeID = try AppwriteAPI.required(try decodeJSONBody(TokenBody.self, from: request).challengeId, "challengeId")
@@ -86,7 +90,9 @@ enum PasskeyRoutes {
                 try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
                                                  requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
             }
-            return AppwriteAPI.json(TokenSecretModel(token), status: 201)
+            var response = AppwriteAPI.json(TokenSecretModel(token), status: 201)
+            AppwriteAPI.setRateLimitHeaders(&response.headers, token.rateLimit)
+            return response
         }
     }
 

@@ -7,13 +7,13 @@ import WebAuthn
 /// Sesame's `project.read` and `project.write` scopes stand for Appwrite's project, policies and platforms scopes.
 enum ProjectRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
-        router.add(.GET, "/v1/project") { request in
+        router.add(.GET, "/v1/project", cors: true) { request in
             let caller = try keyed(request, sesame, .projectRead)
             return AppwriteAPI.json(ProjectModel(caller.project))
         }
 
         // P1: switch an authentication method on or off.
-        router.add(.PATCH, "/v1/project/auth-methods/:methodId") { request in
+        router.add(.PATCH, "/v1/project/auth-methods/:methodId", cors: true) { request in
             let caller = try keyed(request, sesame, .projectWrite)
             let method = request.pathParameters["methodId"] ?? ""
             guard authMethodIDs.contains(method) else {
@@ -27,7 +27,7 @@ enum ProjectRoutes {
         }
 
         // P2, P3: the passkey policy. Changing the relying party ID while passkeys exist is general_argument_invalid.
-        router.add(.PATCH, "/v1/project/policies/passkey") { request in
+        router.add(.PATCH, "/v1/project/policies/passkey", cors: true) { request in
             let caller = try keyed(request, sesame, .projectWrite)
             let rpID = try AppwriteAPI.required(try decodeJSONBody(PolicyBody.self, from: request).rpId, "rpId")
             let project: Project
@@ -41,17 +41,17 @@ enum ProjectRoutes {
             }
             return AppwriteAPI.json(ProjectModel(project))
         }
-        router.add(.GET, "/v1/project/policies/passkey") { request in
+        router.add(.GET, "/v1/project/policies/passkey", cors: true) { request in
             let caller = try keyed(request, sesame, .projectRead)
             return AppwriteAPI.json(policy(caller.project, sesame))
         }
-        router.add(.GET, "/v1/project/policies") { request in
+        router.add(.GET, "/v1/project/policies", cors: true) { request in
             let caller = try keyed(request, sesame, .projectRead)
             return AppwriteAPI.json(PolicyListModel(total: 1, policies: [policy(caller.project, sesame)]))
         }
 
         // P4: platforms.
-        router.add(.GET, "/v1/project/platforms") { request in
+        router.add(.GET, "/v1/project/platforms", cors: true) { request in
             let caller = try keyed(request, sesame, .projectRead)
             let platforms = caller.project.platforms.map(PlatformModel.init)
             let (page, total) = try AppwriteAPI.page(request, platforms, attributes: ["$id", "type", "name", "hostname", "bundleIdentifier", "applicationId"],
@@ -68,25 +68,25 @@ enum ProjectRoutes {
             }
             return AppwriteAPI.json(PlatformListModel(total: total, platforms: page))
         }
-        router.add(.GET, "/v1/project/platforms/:platformId") { request in
+        router.add(.GET, "/v1/project/platforms/:platformId", cors: true) { request in
             let caller = try keyed(request, sesame, .projectRead)
             guard let entry = caller.project.platforms.first(where: { $0.id == request.pathParameters["platformId"] }) else {
                 throw HTTPError.appwrite(.platformNotFound)
             }
             return AppwriteAPI.json(PlatformModel(entry: entry))
         }
-        router.add(.DELETE, "/v1/project/platforms/:platformId") { request in
+        router.add(.DELETE, "/v1/project/platforms/:platformId", cors: true) { request in
             let caller = try keyed(request, sesame, .projectWrite)
             try AppwriteAPI.call(notFound: .platformNotFound) { () throws(SesameError) in
                 try sesame.projects.removePlatform(projectID: caller.project.id, platformID: request.pathParameters["platformId"] ?? "")
             }
             return .noContent()
         }
-        router.add(.POST, "/v1/project/platforms/web") { request in
+        router.add(.POST, "/v1/project/platforms/web", cors: true) { request in
             let body = try decodeJSONBody(PlatformBody.self, from: request)
             return try create(request, sesame, body, .web(hostname: try AppwriteAPI.required(body.hostname, "hostname")))
         }
-        router.add(.POST, "/v1/project/platforms/android") { request in
+        router.add(.POST, "/v1/project/platforms/android", cors: true) { request in
             let body = try decodeJSONBody(PlatformBody.self, from: request)
             let package = try AppwriteAPI.required(body.applicationId, "applicationId")
             var fingerprints: [[UInt8]] = []
@@ -95,7 +95,7 @@ enum ProjectRoutes {
             }
             return try create(request, sesame, body, .android(packageName: package, sha256Fingerprints: fingerprints))
         }
-        router.add(.POST, "/v1/project/platforms/apple") { request in
+        router.add(.POST, "/v1/project/platforms/apple", cors: true) { request in
             let body = try decodeJSONBody(PlatformBody.self, from: request)
             return try create(request, sesame, body, .apple(teamID: "", bundleID: try AppwriteAPI.required(body.bundleIdentifier, "bundleIdentifier")))
         }

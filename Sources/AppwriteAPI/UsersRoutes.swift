@@ -6,7 +6,7 @@ import SesameHTTP
 /// `users.write` scopes are Sesame's scopes of the same names.
 enum UsersRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
-        router.add(.GET, "/v1/users") { request in
+        router.add(.GET, "/v1/users", cors: true) { request in
             let caller = try Caller(request, sesame)
             try caller.requireKey(sesame, .usersRead)
             let users = try AppwriteAPI.call { () throws(SesameError) in try sesame.users.list(projectID: caller.project.id) }.map(UserModel.init)
@@ -21,7 +21,7 @@ enum UsersRoutes {
             }
             return AppwriteAPI.json(UserListModel(total: total, users: page))
         }
-        router.add(.POST, "/v1/users") { request in
+        router.add(.POST, "/v1/users", cors: true) { request in
             let caller = try Caller(request, sesame)
             try caller.requireKey(sesame, .usersWrite)
             let body = try decodeJSONBody(CreateUserBody.self, from: request)
@@ -32,16 +32,16 @@ enum UsersRoutes {
             }
             return AppwriteAPI.json(UserModel(user), status: 201)
         }
-        router.add(.GET, "/v1/users/:userId") { request in
+        router.add(.GET, "/v1/users/:userId", cors: true) { request in
             let (_, user) = try target(request, sesame, .usersRead)
             return AppwriteAPI.json(UserModel(user))
         }
-        router.add(.DELETE, "/v1/users/:userId") { request in
+        router.add(.DELETE, "/v1/users/:userId", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             try userCall { () throws(SesameError) in try sesame.users.delete(projectID: caller.project.id, id: user.id) }
             return .noContent()
         }
-        router.add(.PATCH, "/v1/users/:userId/status") { request in
+        router.add(.PATCH, "/v1/users/:userId/status", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             let status = try AppwriteAPI.required(try decodeJSONBody(StatusBody.self, from: request).status, "status")
             let updated = try userCall { () throws(SesameError) in
@@ -51,7 +51,7 @@ enum UsersRoutes {
         }
 
         // Sessions: minted with the key (`provider` `server`, the secret in the body), or listed.
-        router.add(.POST, "/v1/users/:userId/sessions") { request in
+        router.add(.POST, "/v1/users/:userId/sessions", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             let (session, secret) = try userCall { () throws(SesameError) in
                 try sesame.sessions.create(projectID: caller.project.id, userID: user.id, provider: "server", factors: ["server"],
@@ -59,27 +59,52 @@ enum UsersRoutes {
             }
             return AppwriteAPI.json(SessionModel(session, current: false, secret: secret), status: 201)
         }
-        router.add(.GET, "/v1/users/:userId/sessions") { request in
+        router.add(.GET, "/v1/users/:userId/sessions", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersRead)
             let sessions = try userCall { () throws(SesameError) in try sesame.sessions.list(projectID: caller.project.id, userID: user.id) }
                 .map { SessionModel($0, current: false) }
             return AppwriteAPI.json(SessionListModel(total: request.query["total"] == "false" ? 0 : sessions.count, sessions: sessions))
         }
 
+        // A JWT for one of the user's sessions (`recent()`, the default, is the newest).
+        router.add(.POST, "/v1/users/:userId/jwts", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            let body = request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request)
+            let sessions = try userCall { () throws(SesameError) in try sesame.sessions.list(projectID: caller.project.id, userID: user.id) }
+            let wanted = body?.sessionId ?? "recent()"
+            guard let session = wanted == "recent()" ? sessions.max(by: { $0.createdAt < $1.createdAt }) : sessions.first(where: { $0.id == wanted })
+            else { throw HTTPError.appwrite(.userSessionNotFound) }
+            let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: body?.duration) }
+            return AppwriteAPI.json(["jwt": jwt], status: 201)
+        }
+
+        router.add(.DELETE, "/v1/users/:userId/sessions", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            try userCall { () throws(SesameError) in try sesame.sessions.deleteAll(projectID: caller.project.id, userID: user.id) }
+            return .noContent()
+        }
+        router.add(.DELETE, "/v1/users/:userId/sessions/:sessionId", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
+                try sesame.sessions.delete(projectID: caller.project.id, userID: user.id, id: request.pathParameters["sessionId"] ?? "")
+            }
+            return .noContent()
+        }
+
         // Passkeys: list, get, rename, delete (no recency rule for API keys; registration is the user's own).
-        router.add(.GET, "/v1/users/:userId/passkeys") { request in
+        router.add(.GET, "/v1/users/:userId/passkeys", cors: true) { request in
             let (_, user) = try target(request, sesame, .usersRead)
             let passkeys = try userCall { () throws(SesameError) in try sesame.passkeys.list(userID: user.id) }
             return AppwriteAPI.json(try AppwriteAPI.passkeyList(request, passkeys))
         }
-        router.add(.GET, "/v1/users/:userId/passkeys/:passkeyId") { request in
+        router.add(.GET, "/v1/users/:userId/passkeys/:passkeyId", cors: true) { request in
             let (_, user) = try target(request, sesame, .usersRead)
             let passkey = try PasskeyRoutes.passkeyCall { () throws(SesameError) in
                 try sesame.passkeys.get(userID: user.id, id: request.pathParameters["passkeyId"] ?? "")
             }
             return AppwriteAPI.json(PasskeyModel(passkey))
         }
-        router.add(.PATCH, "/v1/users/:userId/passkeys/:passkeyId") { request in
+        router.add(.PATCH, "/v1/users/:userId/passkeys/:passkeyId", cors: true) { request in
             let (_, user) = try target(request, sesame, .usersWrite)
             let name = try AppwriteAPI.required(try decodeJSONBody(RenameBody.self, from: request).name, "name")
             let passkey = try PasskeyRoutes.passkeyCall { () throws(SesameError) in
@@ -87,7 +112,7 @@ enum UsersRoutes {
             }
             return AppwriteAPI.json(PasskeyModel(passkey))
         }
-        router.add(.DELETE, "/v1/users/:userId/passkeys/:passkeyId") { request in
+        router.add(.DELETE, "/v1/users/:userId/passkeys/:passkeyId", cors: true) { request in
             let (_, user) = try target(request, sesame, .usersWrite)
             try PasskeyRoutes.passkeyCall { () throws(SesameError) in
                 try sesame.passkeys.delete(userID: user.id, id: request.pathParameters["passkeyId"] ?? "", session: nil)

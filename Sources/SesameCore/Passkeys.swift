@@ -38,6 +38,8 @@ public struct RegistrationStart: Sendable, Hashable {
     public let excludeCredentials: [CredentialDescriptor]
     public let createdAt: Date
     public let expiresAt: Date
+    /// The hourly registration limit after this start.
+    public let rateLimit: RateLimitDecision
 }
 
 /// A usernameless sign-in that started.
@@ -47,6 +49,8 @@ public struct SignInStart: Sendable, Hashable {
     public let rpID: String
     public let createdAt: Date
     public let expiresAt: Date
+    /// The per-IP hourly limit after this start; `nil` for exempt (API-key) calls.
+    public let rateLimit: RateLimitDecision?
 }
 
 /// The single-use token a passkey sign-in earns; exchanged for a session within ``PasskeyService/tokenLifetime``.
@@ -57,6 +61,8 @@ public struct SignInToken: Sendable, Hashable {
     public let secret: String
     public let createdAt: Date
     public let expiresAt: Date
+    /// The per-IP hourly limit after this finish; `nil` for exempt (API-key) calls.
+    public let rateLimit: RateLimitDecision?
 }
 
 /// Passkey registration, usernameless sign-in and passkey management, with every rule of the seed enforced here:
@@ -130,7 +136,7 @@ public struct PasskeyService: Sendable {
         guard used < Self.maximumPerUser else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
         let decision = try RateLimiter(store: store, clock: clock)
             .hit("passkey-registration:\(user.id)", limit: Self.attemptsPerHour, window: 3600)
-        guard decision.allowed else { throw SesameError(.rateLimited, "10 registrations per user per hour") }
+        guard decision.allowed else { throw SesameError(.rateLimited, "10 registrations per user per hour", rateLimit: decision) }
         let record = ChallengeRecord(
             id: id, projectID: project.id, purpose: ChallengeRecord.registrationPurpose,
             challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: user.id, sessionID: session.id,
@@ -149,7 +155,8 @@ public struct PasskeyService: Sendable {
         return RegistrationStart(
             passkeyID: id, challenge: record.challenge, rpID: policy.id, rpName: project.relyingPartyName, userHandle: user.userHandle,
             userName: userName, userDisplayName: user.name.isEmpty ? userName : user.name,
-            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: now, expiresAt: record.expiresAt
+            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: now, expiresAt: record.expiresAt,
+            rateLimit: decision
         )
     }
 
@@ -236,7 +243,7 @@ public struct PasskeyService: Sendable {
     /// - Throws: `unsupported`, `rate_limited`.
     public func beginSignIn(project: Project, requestOrigin: String?, clientIP: String?) throws(SesameError) -> SignInStart {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
-        try limitSignIn("start", clientIP)
+        let decision = try limitSignIn("start", clientIP)
         let now = clock.now()
         let record = ChallengeRecord(
             id: Identifiers.unique(), projectID: project.id, purpose: Self.signInPurpose,
@@ -244,7 +251,8 @@ public struct PasskeyService: Sendable {
             expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id
         )
         try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
-        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: now, expiresAt: record.expiresAt)
+        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: now, expiresAt: record.expiresAt,
+                           rateLimit: decision)
     }
 
     /// Finishes a usernameless sign-in with the authenticator's `AuthenticationResponseJSON`: the credential names its
@@ -255,7 +263,7 @@ public struct PasskeyService: Sendable {
     public func finishSignIn(project: Project, challengeID: String, credentialJSON: [UInt8], requestOrigin: String?,
                              clientIP: String?) throws(SesameError) -> SignInToken {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
-        try limitSignIn("finish", clientIP)
+        let decision = try limitSignIn("finish", clientIP)
         let now = clock.now()
         let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: challengeID, now: now) }
         guard let consumed, consumed.purpose == Self.signInPurpose, consumed.projectID == project.id else {
@@ -291,13 +299,14 @@ public struct PasskeyService: Sendable {
         let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: Identifiers.hash(secret),
                                 kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
         try StoreErrors.map { () throws(StoreError) in try store.tokens.create(token) }
-        return SignInToken(id: token.id, userID: owner.id, secret: secret, createdAt: now, expiresAt: token.expiresAt)
+        return SignInToken(id: token.id, userID: owner.id, secret: secret, createdAt: now, expiresAt: token.expiresAt, rateLimit: decision)
     }
 
-    private func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) {
-        guard let clientIP else { return }
+    private func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) -> RateLimitDecision? {
+        guard let clientIP else { return nil }
         let decision = try RateLimiter(store: store, clock: clock).hit("passkey-signin-\(step):\(clientIP)", limit: Self.attemptsPerHour, window: 3600)
-        guard decision.allowed else { throw SesameError(.rateLimited, "10 passkey sign-ins per IP per hour") }
+        guard decision.allowed else { throw SesameError(.rateLimited, "10 passkey sign-ins per IP per hour", rateLimit: decision) }
+        return decision
     }
 }
 

@@ -11,6 +11,7 @@ public struct Sesame: Sendable {
     public var users: UserService { UserService(store: store, clock: clock) }
     public var sessions: SessionService { SessionService(store: store, clock: clock) }
     public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock) }
+    public var jwts: JWTService { JWTService(store: store, clock: clock) }
 
     /// Creates the domain over an opened store.
     public init(store: Store, clock: any SesameClock = SystemClock()) {

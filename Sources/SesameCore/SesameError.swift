@@ -34,6 +34,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let reauthenticationRequired = Code("reauthentication_required")
         /// A WebAuthn response failed verification.
         public static let verificationFailed = Code("verification_failed")
+        /// A JSON Web Token is malformed, forged, expired, or its session ended.
+        public static let invalidJWT = Code("invalid_jwt")
         /// The database cannot be reached.
         public static let unavailable = Code("unavailable")
         /// A broken invariant; never expected.
@@ -43,11 +45,14 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
     public let code: Code
     /// What exactly was wrong; never contains secrets, challenges or credential IDs.
     public let detail: String
+    /// For `rate_limited`: the limit that was exceeded, so a face can say when to come back.
+    public let rateLimit: RateLimitDecision?
 
     /// Creates an error.
-    public init(_ code: Code, _ detail: String) {
+    public init(_ code: Code, _ detail: String, rateLimit: RateLimitDecision? = nil) {
         self.code = code
         self.detail = detail
+        self.rateLimit = rateLimit
     }
 
     public var description: String { "SesameError(\(code))" }

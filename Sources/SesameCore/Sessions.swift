@@ -50,12 +50,22 @@ public struct SessionService: Sendable {
     /// Every session secret starts with this.
     public static let secretPrefix = "sesame_ss_"
 
+    /// Password attempts allowed per email address per hour (against guessing); API-key callers are exempt.
+    public static let passwordAttemptsPerHour = 10
+
     /// Signs in with email and password and opens a session (`provider` `email`, factors `password`).
-    /// - Parameter lifetime: seconds, 60 to ``defaultLifetime``; the default when `nil`.
-    /// - Throws: `invalid_argument` for a bad lifetime; `invalid_credentials`; `blocked`.
-    public func signIn(projectID: String, email: String, password: String, lifetime: TimeInterval?,
+    /// - Parameters:
+    ///   - lifetime: seconds, 60 to ``defaultLifetime``; the default when `nil`.
+    ///   - rateLimited: whether the attempt counts toward ``passwordAttemptsPerHour`` (false for API keys).
+    /// - Throws: `invalid_argument` for a bad lifetime; `rate_limited`; `invalid_credentials`; `blocked`.
+    public func signIn(projectID: String, email: String, password: String, lifetime: TimeInterval?, rateLimited: Bool = true,
                        client: ClientInfo) throws(SesameError) -> (session: Session, secret: String) {
         let lifetime = try Self.checkLifetime(lifetime)
+        if rateLimited {
+            let decision = try RateLimiter(store: store, clock: clock)
+                .hit("password:\(projectID):\(email.lowercased())", limit: Self.passwordAttemptsPerHour, window: 3600)
+            guard decision.allowed else { throw SesameError(.rateLimited, "10 password attempts per email per hour", rateLimit: decision) }
+        }
         let user = try UserService(store: store, clock: clock).authenticate(projectID: projectID, email: email, password: password)
         return try create(projectID: projectID, userID: user.id, provider: "email", factors: ["password"], lifetime: lifetime,
                           client: client)
@@ -129,6 +139,11 @@ public struct SessionService: Sendable {
     public func delete(projectID: String, userID: String, id: String) throws(SesameError) {
         let deleted = try StoreErrors.map { () throws(StoreError) in try store.sessions.delete(projectID: projectID, userID: userID, id: id) }
         guard deleted else { throw SesameError(.notFound, "session") }
+    }
+
+    /// Ends every session of the user, or every one but `keeping`.
+    public func deleteAll(projectID: String, userID: String, keeping: String? = nil) throws(SesameError) {
+        _ = try StoreErrors.map { () throws(StoreError) in try store.sessions.deleteAll(projectID: projectID, userID: userID, keeping: keeping) }
     }
 
     static func checkLifetime(_ lifetime: TimeInterval?) throws(SesameError) -> TimeInterval? {

@@ -64,7 +64,8 @@ public struct Router: HTTPResponder {
     ///   - method: The method the route answers.
     ///   - pattern: A path pattern; segments `:name` capture one non-empty segment.
     ///   - cors: Answer `OPTIONS` preflights for the path and add `Access-Control-Allow-Origin` (echoing `Origin`),
-    ///     `Access-Control-Allow-Credentials: true` and `Vary: Origin` to its responses.
+    ///     `Access-Control-Allow-Credentials: true`, `Access-Control-Expose-Headers` (`X-Request-Id`, after any the
+    ///     handler set) and `Vary: Origin` to its responses.
     ///   - requiresJSONBody: A `POST`/`PUT`/`PATCH` with a body or a `Content-Type` must be `application/json`
     ///     (parameters allowed), else 415. A bodyless request without `Content-Type` reaches the handler.
     ///   - handler: Runs on a server worker thread and may block; throw ``HTTPError`` to answer with a status.
@@ -222,7 +223,9 @@ public struct Router: HTTPResponder {
         if cors, let origin = request.headers["Origin"] {
             response.headers.set("Access-Control-Allow-Origin", origin)
             response.headers.set("Access-Control-Allow-Credentials", "true")
-            response.headers.set("Access-Control-Expose-Headers", "X-Request-Id")
+            // A handler may expose headers of its own (for example a session cookie fallback); X-Request-Id joins them.
+            let exposed = response.headers["Access-Control-Expose-Headers"].map { $0.isEmpty ? "" : $0 + ", " } ?? ""
+            response.headers.set("Access-Control-Expose-Headers", exposed + "X-Request-Id")
             Self.addVary(&response, "Origin")
         }
         if request.method == .HEAD && !response.body.isEmpty {

@@ -210,5 +210,16 @@ enum Schema {
                 "CREATE INDEX tokens_user ON tokens (user_id)",
             ]
         },
+        Migration(version: 4, name: "JWT signing secrets") { dialect in
+            [
+                """
+                CREATE TABLE jwt_secrets (
+                    project_id TEXT PRIMARY KEY REFERENCES projects (id) ON DELETE CASCADE,
+                    secret \(dialect.blobType) NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """
+            ]
+        },
     ]
 }

@@ -156,3 +156,62 @@ import Testing
             .expectError(501, "user_auth_method_unsupported")
     }
 }
+
+@Suite struct PasswordRateLimitTests {
+    @Test("10 password attempts per email per hour for guests, right or wrong; API keys are exempt")
+    func passwordAttempts() throws {
+        let harness = try Harness()
+        _ = harness.send(.POST, "/v1/account", json: #"{"userId":"alice","email":"alice@example.org","password":"password123"}"#)
+        for attempt in 0..<10 {
+            let password = attempt % 2 == 0 ? "wrong-password" : "password123"
+            #expect([201, 401].contains(harness.send(.POST, "/v1/account/sessions/email",
+                                                     json: #"{"email":"alice@example.org","password":"\#(password)"}"#).status))
+        }
+        let refused = harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"ALICE@example.org","password":"password123"}"#)
+        refused.expectError(429, "general_rate_limit_exceeded")
+        #expect(refused.response.headers["X-RateLimit-Remaining"] == "0")
+        #expect(harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"alice@example.org","password":"password123"}"#,
+                             headers: [("X-Appwrite-Key", harness.key)]).status == 201)
+        // Other addresses have their own budget; the next hour starts afresh.
+        harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"bob@example.org","password":"password123"}"#)
+            .expectError(401, "user_invalid_credentials")
+        harness.clock.advance(by: 3600)
+        #expect(harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"alice@example.org","password":"password123"}"#).status == 201)
+    }
+}
+
+@Suite struct DeleteSessionsTests {
+    @Test("DELETE /v1/account/sessions ends all sessions, or all but the caller's; the users routes end one or all")
+    func deleteSessions() throws {
+        let harness = try Harness()
+        let key = [("X-Appwrite-Key", harness.key)]
+        let first = try harness.signUpAndIn()
+        func another() throws -> String {
+            try #require(harness.send(.POST, "/v1/users/alice/sessions", headers: key).object["secret"] as? String)
+        }
+        let second = try another()
+        let kept = harness.send(.DELETE, "/v1/account/sessions", json: #"{"current":false}"#, headers: [("X-Appwrite-Session", first)])
+        #expect(kept.status == 204 && kept.response.headers["X-Fallback-Cookies"] == nil)
+        #expect(harness.send(.GET, "/v1/account", headers: [("X-Appwrite-Session", first)]).status == 200)
+        harness.send(.GET, "/v1/account", headers: [("X-Appwrite-Session", second)]).expectError(401, "general_unauthorized_scope")
+
+        let third = try another()
+        let all = harness.send(.DELETE, "/v1/account/sessions", headers: [("X-Appwrite-Session", first), ("content-type", "")])
+        #expect(all.status == 204 && all.response.headers["X-Fallback-Cookies"] == "[]")
+        for secret in [first, third] {
+            harness.send(.GET, "/v1/account", headers: [("X-Appwrite-Session", secret)]).expectError(401, "general_unauthorized_scope")
+        }
+
+        let fourth = try another(), fifth = try another()
+        let sessions = try #require(harness.send(.GET, "/v1/users/alice/sessions", headers: key).object["sessions"] as? [[String: Any]])
+        let oneID = try #require(sessions.first?["$id"] as? String)
+        #expect(harness.send(.DELETE, "/v1/users/alice/sessions/\(oneID)", headers: key).status == 204)
+        harness.send(.DELETE, "/v1/users/alice/sessions/\(oneID)", headers: key).expectError(404, "user_session_not_found")
+        #expect(harness.send(.GET, "/v1/users/alice/sessions", headers: key).object["total"] as? Int == 1)
+        #expect(harness.send(.DELETE, "/v1/users/alice/sessions", headers: key).status == 204)
+        for secret in [fourth, fifth] {
+            harness.send(.GET, "/v1/account", headers: [("X-Appwrite-Session", secret)]).expectError(401, "general_unauthorized_scope")
+        }
+        harness.send(.DELETE, "/v1/users/nobody/sessions", headers: key).expectError(404, "user_not_found")
+    }
+}

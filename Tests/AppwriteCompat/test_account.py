@@ -117,3 +117,14 @@ def list_get_and_delete_sessions():
 
     expect_equal(account.delete_session(session_id="current"), b"", "deleting the current session")
     expect_error("general_unauthorized_scope", 401, account.get)
+
+
+@check
+def browser_origins_must_be_web_platforms():
+    _, email = new_account()
+    evil = client()
+    evil.add_header("origin", "https://evil.example")
+    expect_error("general_unknown_origin", 403, Account(evil).create_email_password_session, email=email, password=PASSWORD)
+    good = client()
+    good.add_header("origin", "https://shop.example")
+    expect_equal(Account(good).create_email_password_session(email=email, password=PASSWORD).current, True, "a web platform origin")

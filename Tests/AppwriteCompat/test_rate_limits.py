@@ -15,3 +15,15 @@ def sign_in_rate_limit_per_ip():
             break
     expect_error("general_rate_limit_exceeded", 429, guest.create_passkey_token)
     Account(client(key=KEY)).create_passkey_token()  # API keys are not rate limited
+
+
+@check
+def password_attempts_per_email():
+    from test_account import new_account
+
+    _, email = new_account()
+    guest = Account(client())
+    for _ in range(10):
+        expect_error("user_invalid_credentials", 401, guest.create_email_password_session, email=email, password="wrong-password")
+    expect_error("general_rate_limit_exceeded", 429, guest.create_email_password_session, email=email, password="password123")
+    Account(client(key=KEY)).create_email_password_session(email=email, password="password123")  # keys are exempt

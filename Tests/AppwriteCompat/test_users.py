@@ -46,3 +46,38 @@ def users_with_an_api_key():
     expect_equal(users.list_passkeys(user_id=user.id).total, 0, "after users.delete_passkey")
     expect_equal(users.delete(user_id=user.id), b"", "users.delete")
     expect_error("user_not_found", 404, users.get, user_id=user.id)
+
+
+@check
+def ending_sessions():
+    users = Users(client(key=KEY))
+    user = users.create(user_id=ID.unique(), email=unique_email(), password="password123")
+    first, second = (users.create_session(user_id=user.id).secret for _ in range(2))
+    account = Account(client(session=first))
+    expect_equal(account.delete_sessions(current=False), b"", "delete_sessions(current=False)")
+    expect_equal(account.get().id, user.id, "the caller's session survives")
+    expect_error("general_unauthorized_scope", 401, Account(client(session=second)).get)
+    third = users.create_session(user_id=user.id)
+    expect_equal(users.delete_session(user_id=user.id, session_id=third.id), b"", "users.delete_session")
+    expect_error("user_session_not_found", 404, users.delete_session, user_id=user.id, session_id=third.id)
+    expect_equal(users.delete_sessions(user_id=user.id), b"", "users.delete_sessions")
+    expect_error("general_unauthorized_scope", 401, account.get)
+
+
+@check
+def jwts_for_a_users_session():
+    users = Users(client(key=KEY))
+    user = users.create(user_id=ID.unique(), email=unique_email(), password="password123")
+    session = users.create_session(user_id=user.id)
+    jwt = users.create_jwt(user_id=user.id).jwt
+    jwt_client = client()
+    jwt_client.set_jwt(jwt)
+    expect_equal(Account(jwt_client).get().id, user.id, "account.get() with a JWT")
+    expect_equal(Account(jwt_client).get_session(session_id="current").id, session.id, "the JWT's session")
+    forged = client()
+    forged.set_jwt(jwt[:-2] + ("AA" if not jwt.endswith("AA") else "BB"))
+    expect_error("user_jwt_invalid", 401, Account(forged).get)
+    both = client(session=session.secret)
+    both.set_jwt(jwt)
+    expect_error("user_jwt_and_cookie_set", 403, Account(both).get)
+    expect_error("user_session_not_found", 404, users.create_jwt, user_id=user.id, session_id="no-such-session")

@@ -226,6 +226,22 @@ struct StoreTests {
         #expect(try store.sessions.find(projectID: "p1", secretHash: Array(repeating: 6, count: 32), now: t0) == nil)
     }
 
+    @Test("JWT secrets: created once per project, the first candidate wins, also under concurrency", arguments: Backend.allCases)
+    func jwtSecrets(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project("p1"))
+        let secrets = Mutex<Set<[UInt8]>>([])
+        runConcurrently(8) { index in
+            if let secret = try? store.sessions.jwtSecret(projectID: "p1", candidate: Array(repeating: UInt8(index), count: 32), now: t0) {
+                secrets.withLock { _ = $0.insert(secret) }
+            }
+        }
+        #expect(secrets.withLock { $0.count } == 1)
+        let first = try #require(secrets.withLock { $0.first })
+        #expect(try store.sessions.jwtSecret(projectID: "p1", candidate: Array(repeating: 99, count: 32), now: t0) == first)
+        #expect(throws: StoreError.notFound) { try store.sessions.jwtSecret(projectID: "missing", candidate: [1], now: t0) }
+    }
+
     // MARK: Passkey ceremonies and tokens
 
     @Test("registration challenges: relying party and name kept; the limit counts passkeys and live pending ones", arguments: Backend.allCases)

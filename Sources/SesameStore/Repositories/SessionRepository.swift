@@ -72,6 +72,29 @@ public struct SessionRepository: Sendable {
         ).map(Self.record)
     }
 
+    /// The project's session with this ID that has not expired at `now`, if any.
+    public func get(projectID: String, id: String, now: Date) throws(StoreError) -> SessionRecord? {
+        try database.queryFirst(
+            "SELECT \(Self.columns) FROM sessions WHERE id = $1 AND project_id = $2 AND expires_at > $3",
+            [.text(id), .text(projectID), .date(now)]
+        ).map(Self.record)
+    }
+
+    /// The project's JWT signing secret, created with `candidate` on first use (concurrent first uses agree).
+    public func jwtSecret(projectID: String, candidate: [UInt8], now: Date) throws(StoreError) -> [UInt8] {
+        if let row = try database.queryFirst("SELECT secret FROM jwt_secrets WHERE project_id = $1", [.text(projectID)]) {
+            return try row.blob("secret")
+        }
+        try database.execute(
+            "INSERT INTO jwt_secrets (project_id, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING",
+            [.text(projectID), .blob(candidate), .date(now)]
+        )
+        guard let row = try database.queryFirst("SELECT secret FROM jwt_secrets WHERE project_id = $1", [.text(projectID)]) else {
+            throw StoreError(.notFound, "no JWT secret for the project")
+        }
+        return try row.blob("secret")
+    }
+
     /// The user's sessions that have not expired at `now`, oldest first.
     public func list(projectID: String, userID: String, now: Date) throws(StoreError) -> [SessionRecord] {
         try database.query(
@@ -89,6 +112,16 @@ public struct SessionRepository: Sendable {
             "DELETE FROM sessions WHERE project_id = $1 AND user_id = $2 AND id = $3",
             [.text(projectID), .text(userID), .text(id)]
         ) > 0
+    }
+
+    /// Deletes every session of the user except `keeping`, if given.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteAll(projectID: String, userID: String, keeping: String? = nil) throws(StoreError) -> Int {
+        try database.execute(
+            "DELETE FROM sessions WHERE project_id = $1 AND user_id = $2 AND id <> $3",
+            [.text(projectID), .text(userID), .text(keeping ?? "")]
+        )
     }
 
     /// Deletes sessions that expired before `now`.

@@ -1,0 +1,184 @@
+import Foundation
+import SesameClient
+import SesameCrypto
+import SesameTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One line of output.
+struct CeremonyResult: Encodable {
+    let name: String
+    let value: Double
+    let unit: String
+    let ceilingName: String
+    let ceiling: Double
+    let ratio: Double
+    let p50Milliseconds: Double
+    let p99Milliseconds: Double
+    let peakServerRSSMegabytes: Double
+    let workers: Int
+    let ceremonies: Int
+}
+
+enum CeremonyBench {
+    static let origin = "https://bench.example"
+
+    static func run(sesame: String, seconds: Double, workers: Int) {
+        for backend in ["sqlite", "postgres"] {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-bench-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let database = backend == "sqlite" ? "sqlite:\(folder.path)/sesame.db" : try! PostgresCluster.shared.createDatabase()
+            let server = Server(binary: sesame, database: database)
+            defer { server.stop() }
+            let (rate, latencies, count) = ceremonies(port: server.port, key: server.adminKey, seconds: seconds, workers: workers)
+            let ceiling = es256VerifiesPerSecond(seconds: min(seconds, 2))
+            let sorted = latencies.sorted()
+            func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
+            let result = CeremonyResult(
+                name: "appwrite_passkey_signin_ceremonies_\(backend)", value: rate.rounded(), unit: "ceremonies/s",
+                ceilingName: "es256_verify_one_core", ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000,
+                p50Milliseconds: (percentile(0.5) * 100).rounded() / 100, p99Milliseconds: (percentile(0.99) * 100).rounded() / 100,
+                peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: count)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try! encoder.encode(result), as: UTF8.self))
+            fflush(nil)
+        }
+    }
+
+    /// Sets up one user with a passkey per worker, then runs ceremonies on every worker for `seconds`.
+    static func ceremonies(port: UInt16, key: String, seconds: Double, workers: Int) -> (rate: Double, latencies: [Double], count: Int) {
+        let admin = LoopbackClient(port: port)
+        let keyed = ["X-Appwrite-Project": "default", "X-Appwrite-Key": key, "Content-Type": "application/json"]
+        check(admin.send("PATCH", "/v1/project/policies/passkey", headers: keyed, body: #"{"rpId":"bench.example"}"#), 200)
+        check(admin.send("POST", "/v1/project/platforms/web", headers: keyed,
+                         body: #"{"platformId":"bench","name":"Bench","hostname":"bench.example"}"#), 201)
+        var authenticators: [SoftwareAuthenticator] = []
+        for index in 0..<workers {
+            check(admin.send("POST", "/v1/users", headers: keyed, body: #"{"userId":"bench\#(index)"}"#), 201)
+            let secret = check(admin.send("POST", "/v1/users/bench\(index)/sessions", headers: keyed, body: "{}"), 201).json["secret"] as! String
+            let user = ["X-Appwrite-Project": "default", "X-Appwrite-Session": secret, "Content-Type": "application/json"]
+            let start = check(admin.send("POST", "/v1/account/passkeys", headers: user, body: "{}"), 201).json
+            let authenticator = SoftwareAuthenticator()
+            let options = try! JSONDecoder().decode(PublicKeyCredentialCreationOptionsJSON.self,
+                                                    from: JSONSerialization.data(withJSONObject: start["publicKey"]!))
+            let response = try! authenticator.create(options, origin: origin)
+            let body = #"{"credential":\#(String(decoding: try! JSONEncoder().encode(response), as: UTF8.self))}"#
+            check(admin.send("PUT", "/v1/account/passkeys/\(start["passkeyId"] as! String)/verification", headers: user, body: body), 200)
+            authenticators.append(authenticator)
+        }
+
+        let signers = authenticators
+        let deadline = Date().addingTimeInterval(seconds)
+        let results = Locked<[Double]>([])
+        let group = DispatchGroup()
+        let begin = Date()
+        for index in 0..<workers {
+            group.enter()
+            let thread = Thread {
+                let client = LoopbackClient(port: port)
+                let guest = ["X-Appwrite-Project": "default", "Content-Type": "application/json"]
+                var mine: [Double] = []
+                while Date() < deadline {
+                    let started = Date()
+                    let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).json
+                    let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
+                                                            from: JSONSerialization.data(withJSONObject: challenge["publicKey"]!))
+                    let assertion = try! signers[index].get(options, origin: origin)
+                    let finish = #"{"challengeId":"\#(challenge["$id"] as! String)","credential":\#(String(decoding: try! JSONEncoder().encode(assertion), as: UTF8.self))}"#
+                    let token = check(client.send("PUT", "/v1/account/tokens/passkey", headers: keyed, body: finish), 201).json
+                    let exchange = #"{"userId":"\#(token["userId"] as! String)","secret":"\#(token["secret"] as! String)"}"#
+                    check(client.send("POST", "/v1/account/sessions/token", headers: guest, body: exchange), 201)
+                    mine.append(Date().timeIntervalSince(started))
+                }
+                results.withLock { $0 += mine }
+                group.leave()
+            }
+            thread.start()
+        }
+        group.wait()
+        let elapsed = Date().timeIntervalSince(begin)
+        let latencies = results.withLock { $0 }
+        return (Double(latencies.count) / elapsed, latencies, latencies.count)
+    }
+
+    /// Raw ES256 verifications per second on this thread (one core): a fixed signature over a ceremony-sized
+    /// message, key parsed once, OpenSSL EVP through SesameCrypto.
+    static func es256VerifiesPerSecond(seconds: Double) -> Double {
+        let key = PrivateKey.generate(.p256)
+        let message = [UInt8](repeating: 7, count: 37 + 32)
+        let signature = key.signature(for: message)
+        let publicKey = key.publicKey
+        var count = 0
+        let begin = Date()
+        while Date().timeIntervalSince(begin) < seconds {
+            for _ in 0..<64 { precondition(publicKey.isValidSignature(signature, for: message, algorithm: .ecdsaSHA256)) }
+            count += 64
+        }
+        return Double(count) / Date().timeIntervalSince(begin)
+    }
+
+    @discardableResult
+    static func check(_ response: LoopbackClient.Response, _ status: Int) -> LoopbackClient.Response {
+        precondition(response.status == status, "expected \(status), got \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+        return response
+    }
+}
+
+/// A value shared between threads under a lock.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// One `sesame serve` child on a free loopback port, its log off; the first start prints the admin key.
+final class Server {
+    let process = Process()
+    let port: UInt16
+    let adminKey: String
+
+    init(binary: String, database: String) {
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try! process.run()
+        var text = ""
+        var port: UInt16?
+        var key: String?
+        let reader = output.fileHandleForReading
+        while port == nil {
+            let chunk = reader.availableData
+            precondition(!chunk.isEmpty, "sesame serve exited early: \(text)")
+            text += String(decoding: chunk, as: UTF8.self)
+            for line in text.split(separator: "\n") {
+                if line.hasPrefix("sesame: admin API key") { key = line.split(separator: " ").last.map(String.init) }
+                if line.hasPrefix("sesame: listening on http://") { port = line.split(separator: ":").last.flatMap { UInt16($0) } }
+            }
+        }
+        self.port = port!
+        adminKey = key!
+    }
+
+    /// The peak resident set (VmHWM) of the server so far, in kilobytes.
+    func peakRSSKilobytes() -> Double {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+import WebAuthn
+
+/// Short-lived JSON Web Tokens (HS256) that stand for one session: `{"userId", "sessionId", "iat", "exp"}`, signed
+/// with a random per-project secret kept in the database. A token works only while its session does.
+public struct JWTService: Sendable {
+    let store: Store
+    let clock: any SesameClock
+
+    /// The lifetime when the caller names none: 15 minutes.
+    public static let defaultLifetime: TimeInterval = 900
+    /// The longest lifetime: one hour.
+    public static let maximumLifetime: TimeInterval = 3600
+
+    /// A token for `session`, living `lifetime` seconds (0 to one hour; 15 minutes by default).
+    /// - Throws: `invalid_argument` for a bad lifetime.
+    public func issue(for session: Session, lifetime: TimeInterval?) throws(SesameError) -> String {
+        let lifetime = lifetime ?? Self.defaultLifetime
+        guard lifetime >= 0, lifetime <= Self.maximumLifetime, lifetime.rounded() == lifetime else {
+            throw SesameError(.invalidArgument, "duration must be a whole number of seconds from 0 to 3600")
+        }
+        let now = Int(clock.now().timeIntervalSince1970)
+        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let claims = Claims(userId: session.userID, sessionId: session.id, iat: now, exp: now + Int(lifetime))
+        let payload = Base64URL.encode([UInt8](try! JSONEncoder().encode(claims)))
+        let input = header + "." + payload
+        return input + "." + Base64URL.encode(HMAC.sha256(key: try secret(session.projectID), message: Array(input.utf8)))
+    }
+
+    /// The live session and user a token stands for.
+    /// - Throws: `invalid_jwt` for a malformed, forged or expired token, or one whose session ended or user is blocked.
+    public func verify(projectID: String, token: String) throws(SesameError) -> (session: Session, user: User) {
+        let invalid = SesameError(.invalidJWT, "the JWT is invalid or expired")
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard token.utf8.count <= 2048, parts.count == 3, let signature = try? Base64URL.decode(String(parts[2])) else { throw invalid }
+        let expected = HMAC.sha256(key: try secret(projectID), message: Array("\(parts[0]).\(parts[1])".utf8))
+        guard constantTimeEquals(signature, expected), let header = try? Base64URL.decode(String(parts[0])),
+              (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "HS256",
+              let payload = try? Base64URL.decode(String(parts[1])),
+              let claims = try? JSONDecoder().decode(Claims.self, from: Data(payload)),
+              claims.exp > Int(clock.now().timeIntervalSince1970)
+        else { throw invalid }
+        let found = try StoreErrors.map { () throws(StoreError) -> (Session, User)? in
+            guard let record = try store.sessions.get(projectID: projectID, id: claims.sessionId, now: clock.now()),
+                  record.userID == claims.userId,
+                  let user = try store.users.get(projectID: projectID, id: record.userID), user.status == UserRecord.active
+            else { return nil }
+            return (Session(record: record), User(record: user))
+        }
+        guard let found else { throw invalid }
+        return found
+    }
+
+    private struct Claims: Codable {
+        let userId: String
+        let sessionId: String
+        let iat: Int
+        let exp: Int
+    }
+
+    private func secret(_ projectID: String) throws(SesameError) -> [UInt8] {
+        try StoreErrors.map { () throws(StoreError) in
+            try store.sessions.jwtSecret(projectID: projectID, candidate: SecureRandom.bytes(count: 32), now: clock.now())
+        }
+    }
+}
