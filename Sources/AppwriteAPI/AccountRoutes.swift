@@ -101,6 +101,16 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
         }
 
+        router.add(.PATCH, "/v1/account/sessions/:sessionId", cors: true) { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser()
+            let id = sessionID(request, current: current)
+            let session = try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
+                try sesame.sessions.refresh(projectID: caller.project.id, userID: user.id, id: id)
+            }
+            return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
+        }
+
         router.add(.DELETE, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()

@@ -31,11 +31,13 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userPasskeyNotFound = "user_passkey_not_found"
     case platformNotFound = "platform_not_found"
     case platformAlreadyExists = "platform_already_exists"
+    case platformMethodUnsupported = "platform_method_unsupported"
 
     /// The HTTP status Appwrite answers this type with.
     public var status: Int {
         switch self {
-        case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
+        case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded,
+            .platformMethodUnsupported: 400
         case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
         case .userBlocked, .generalUnknownOrigin, .userJWTAndCookieSet: 403
@@ -77,6 +79,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userPasskeyNotFound: "No passkey with the requested ID belongs to the user, or the registration is no longer pending."
         case .platformNotFound: "Platform with the requested ID could not be found."
         case .platformAlreadyExists: "Platform with the requested ID already exists."
+        case .platformMethodUnsupported: "The platform is of another type; use the update method of its type."
         }
     }
 }

@@ -134,6 +134,18 @@ public struct SessionService: Sendable {
         return session
     }
 
+    /// Extends one of the user's live sessions to a full lifetime from now (its sign-in time, and so its recency,
+    /// stays).
+    /// - Throws: `not_found`.
+    public func refresh(projectID: String, userID: String, id: String) throws(SesameError) -> Session {
+        let now = clock.now()
+        let extended = try StoreErrors.map { () throws(StoreError) in
+            try store.sessions.extend(projectID: projectID, userID: userID, id: id, expiresAt: now.addingTimeInterval(Self.defaultLifetime), at: now)
+        }
+        guard extended else { throw SesameError(.notFound, "session") }
+        return try get(projectID: projectID, userID: userID, id: id)
+    }
+
     /// Ends one session of the user.
     /// - Throws: `not_found`.
     public func delete(projectID: String, userID: String, id: String) throws(SesameError) {
