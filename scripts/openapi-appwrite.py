@@ -101,6 +101,14 @@ routes = {
         "patch": op("Blocks (false) or unblocks a user (Appwrite users.updateStatus)", 200, key, [400, 401], {"status": "boolean"},
                     params=["userId"]),
     },
+    "/v1/users/{userId}/mfa": {
+        "patch": op("Turns MFA on or off for the user (Appwrite users.updateMfa)", 200, key, [400, 401], {"mfa": "boolean"},
+                    params=["userId"]),
+    },
+    "/v1/users/{userId}/verification": {
+        "patch": op("Marks the email verified or not (Appwrite users.updateEmailVerification)", 200, key, [400, 401],
+                    {"emailVerification": "boolean"}, params=["userId"]),
+    },
     "/v1/users/{userId}/sessions": {
         "get": op("The user's sessions (Appwrite users.listSessions)", 200, key, [401], params=["userId"]),
         "post": op("Mints a session, its secret in the body (Appwrite users.createSession)", 201, key, [401, 403],

@@ -19,6 +19,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userBlocked = "user_blocked"
     case generalUnknownOrigin = "general_unknown_origin"
     case userJWTInvalid = "user_jwt_invalid"
+    case userMoreFactorsRequired = "user_more_factors_required"
     case userJWTAndCookieSet = "user_jwt_and_cookie_set"
     case userNotFound = "user_not_found"
     case userSessionNotFound = "user_session_not_found"
@@ -38,7 +39,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         switch self {
         case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded,
             .platformMethodUnsupported: 400
-        case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userReauthenticationRequired, .userInvalidToken,
+        case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userMoreFactorsRequired, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
         case .userBlocked, .generalUnknownOrigin, .userJWTAndCookieSet: 403
         case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
@@ -66,6 +67,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userInvalidCredentials: "Invalid credentials. Please check the email and password."
         case .userBlocked: "The current user has been blocked."
         case .userJWTInvalid: "The JWT is invalid or expired."
+        case .userMoreFactorsRequired: "More factors are required to complete the sign in process."
         case .userJWTAndCookieSet: "Pass either a JWT or a session, not both."
         case .generalUnknownOrigin: "Invalid Origin. Register your new client as a new web platform on your project."
         case .userNotFound: "User with the requested ID could not be found."
