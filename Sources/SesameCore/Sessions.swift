@@ -11,7 +11,9 @@ public struct Session: Sendable, Hashable {
     public let provider: String
     /// The factors it proved, for example `["password"]`.
     public let factors: [String]
+    /// The client's address at sign-in.
     public let ip: String
+    /// The client's user agent at sign-in.
     public let userAgent: String
     /// When it signed in.
     public let createdAt: Date
@@ -32,8 +34,11 @@ public struct Session: Sendable, Hashable {
 
 /// Where a sign-in request came from.
 public struct ClientInfo: Sendable, Hashable {
+    /// The client's address (kept to 64 characters).
     public var ip: String
+    /// The client's `User-Agent` (kept to 256 characters).
     public var userAgent: String
+    /// Creates the description of a client.
     public init(ip: String, userAgent: String) {
         self.ip = ip
         self.userAgent = userAgent
