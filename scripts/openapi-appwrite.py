@@ -59,6 +59,8 @@ routes = {
                   [401], params=["sessionId"]),
         "delete": op("Ends a session; `current` is the caller's (Appwrite account.deleteSession)", 204, user, [401],
                      params=["sessionId"]),
+        "patch": op("Extends a session to a full lifetime from now (Appwrite account.updateSession)", 200, user, [401],
+                    params=["sessionId"]),
     },
     "/v1/account/sessions/token": {
         "post": op("Exchanges a sign-in token (a passkey TokenSecret) for a session (Appwrite account.createSession)", 201,
@@ -98,6 +100,14 @@ routes = {
     "/v1/users/{userId}/status": {
         "patch": op("Blocks (false) or unblocks a user (Appwrite users.updateStatus)", 200, key, [400, 401], {"status": "boolean"},
                     params=["userId"]),
+    },
+    "/v1/users/{userId}/mfa": {
+        "patch": op("Turns MFA on or off for the user (Appwrite users.updateMfa)", 200, key, [400, 401], {"mfa": "boolean"},
+                    params=["userId"]),
+    },
+    "/v1/users/{userId}/verification": {
+        "patch": op("Marks the email verified or not (Appwrite users.updateEmailVerification)", 200, key, [400, 401],
+                    {"emailVerification": "boolean"}, params=["userId"]),
     },
     "/v1/users/{userId}/sessions": {
         "get": op("The user's sessions (Appwrite users.listSessions)", 200, key, [401], params=["userId"]),
@@ -142,6 +152,18 @@ routes = {
     "/v1/project/platforms/{platformId}": {
         "get": op("One platform (Appwrite project.getPlatform)", 200, key, [401], params=["platformId"]),
         "delete": op("Removes a platform (Appwrite project.deletePlatform)", 204, key, [401], params=["platformId"]),
+    },
+    "/v1/project/platforms/web/{platformId}": {
+        "put": op("Updates a web platform (Appwrite project.updateWebPlatform)", 200, key, [400, 401],
+                  {"name": "string", "hostname": "string"}, params=["platformId"]),
+    },
+    "/v1/project/platforms/android/{platformId}": {
+        "put": op("Updates an Android platform; omitted fingerprints are kept (Appwrite project.updateAndroidPlatform)", 200,
+                  key, [400, 401], {"name": "string", "applicationId": "string", "fingerprints": "array"}, params=["platformId"]),
+    },
+    "/v1/project/platforms/apple/{platformId}": {
+        "put": op("Updates an Apple platform (Appwrite project.updateApplePlatform)", 200, key, [400, 401],
+                  {"name": "string", "bundleIdentifier": "string"}, params=["platformId"]),
     },
     "/v1/project/platforms/web": {
         "post": op("Adds a web platform (Appwrite project.createWebPlatform)", 201, key, [400, 401, 409],

@@ -80,7 +80,7 @@ enum AccountRoutes {
         // Ends every session (`current: false` keeps the caller's).
         router.add(.DELETE, "/v1/account/sessions", cors: true) { request in
             let caller = try Caller(request, sesame)
-            let (current, user) = try caller.requireUser()
+            let (current, user) = try caller.requireUser(allowingPendingMFA: true)
             let body = request.body.isEmpty ? nil : try decodeJSONBody(DeleteSessionsBody.self, from: request)
             let keepCurrent = body?.current == false
             try AppwriteAPI.call { () throws(SesameError) in
@@ -101,9 +101,19 @@ enum AccountRoutes {
             return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
         }
 
-        router.add(.DELETE, "/v1/account/sessions/:sessionId", cors: true) { request in
+        router.add(.PATCH, "/v1/account/sessions/:sessionId", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (current, user) = try caller.requireUser()
+            let id = sessionID(request, current: current)
+            let session = try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
+                try sesame.sessions.refresh(projectID: caller.project.id, userID: user.id, id: id)
+            }
+            return AppwriteAPI.json(SessionModel(session, current: session.id == current.id))
+        }
+
+        router.add(.DELETE, "/v1/account/sessions/:sessionId", cors: true) { request in
+            let caller = try Caller(request, sesame)
+            let (current, user) = try caller.requireUser(allowingPendingMFA: true)
             let id = sessionID(request, current: current)
             try AppwriteAPI.call(notFound: .userSessionNotFound) { () throws(SesameError) in
                 try sesame.sessions.delete(projectID: caller.project.id, userID: user.id, id: id)

@@ -19,6 +19,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userBlocked = "user_blocked"
     case generalUnknownOrigin = "general_unknown_origin"
     case userJWTInvalid = "user_jwt_invalid"
+    case userMoreFactorsRequired = "user_more_factors_required"
     case userJWTAndCookieSet = "user_jwt_and_cookie_set"
     case userNotFound = "user_not_found"
     case userSessionNotFound = "user_session_not_found"
@@ -31,12 +32,14 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
     case userPasskeyNotFound = "user_passkey_not_found"
     case platformNotFound = "platform_not_found"
     case platformAlreadyExists = "platform_already_exists"
+    case platformMethodUnsupported = "platform_method_unsupported"
 
     /// The HTTP status Appwrite answers this type with.
     public var status: Int {
         switch self {
-        case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded: 400
-        case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userReauthenticationRequired, .userInvalidToken,
+        case .generalArgumentInvalid, .generalQueryInvalid, .generalCursorNotFound, .userPasskeyLimitExceeded,
+            .platformMethodUnsupported: 400
+        case .generalUnauthorizedScope, .userInvalidCredentials, .userJWTInvalid, .userMoreFactorsRequired, .userReauthenticationRequired, .userInvalidToken,
             .userPasskeyInvalid: 401
         case .userBlocked, .generalUnknownOrigin, .userJWTAndCookieSet: 403
         case .generalRouteNotFound, .projectNotFound, .userNotFound, .userSessionNotFound, .userPasskeyNotFound,
@@ -64,6 +67,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userInvalidCredentials: "Invalid credentials. Please check the email and password."
         case .userBlocked: "The current user has been blocked."
         case .userJWTInvalid: "The JWT is invalid or expired."
+        case .userMoreFactorsRequired: "More factors are required to complete the sign in process."
         case .userJWTAndCookieSet: "Pass either a JWT or a session, not both."
         case .generalUnknownOrigin: "Invalid Origin. Register your new client as a new web platform on your project."
         case .userNotFound: "User with the requested ID could not be found."
@@ -77,6 +81,7 @@ public enum AppwriteErrorType: String, CaseIterable, Sendable {
         case .userPasskeyNotFound: "No passkey with the requested ID belongs to the user, or the registration is no longer pending."
         case .platformNotFound: "Platform with the requested ID could not be found."
         case .platformAlreadyExists: "Platform with the requested ID already exists."
+        case .platformMethodUnsupported: "The platform is of another type; use the update method of its type."
         }
     }
 }

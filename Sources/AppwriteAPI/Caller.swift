@@ -49,12 +49,14 @@ struct Caller {
         signedIn = session
     }
 
-    /// The signed-in user; API keys never hold the `account` scope.
-    /// - Throws: 401 `general_unauthorized_scope` for guests and API keys.
-    func requireUser() throws(HTTPError) -> (session: Session, user: User) {
+    /// The signed-in user; API keys never hold the `account` scope. A session that still owes a second factor may
+    /// only end itself (`allowingPendingMFA`).
+    /// - Throws: 401 `general_unauthorized_scope` for guests and API keys, 401 `user_more_factors_required`.
+    func requireUser(allowingPendingMFA: Bool = false) throws(HTTPError) -> (session: Session, user: User) {
         guard keySecret == nil, let signedIn else {
             throw .appwrite(.generalUnauthorizedScope, "User (role: guests) missing scope (account)")
         }
+        if !allowingPendingMFA, signedIn.user.needsMoreFactors(signedIn.session) { throw .appwrite(.userMoreFactorsRequired) }
         return signedIn
     }
 

@@ -41,9 +41,9 @@ struct UserModel: Encodable {
         phone = ""
         accessedAt = ""
         status = user.isActive
-        emailVerification = false
+        emailVerification = user.emailVerified
         phoneVerification = false
-        mfa = false
+        mfa = user.mfa
         labels = []
         targets = []
         prefs = [:]

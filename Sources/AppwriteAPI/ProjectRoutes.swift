@@ -82,6 +82,29 @@ enum ProjectRoutes {
             }
             return .noContent()
         }
+        router.add(.PUT, "/v1/project/platforms/web/:platformId", cors: true) { request in
+            let body = try decodeJSONBody(PlatformBody.self, from: request)
+            return try update(request, sesame, body, .web(hostname: try AppwriteAPI.required(body.hostname, "hostname")))
+        }
+        router.add(.PUT, "/v1/project/platforms/android/:platformId", cors: true) { request in
+            let body = try decodeJSONBody(PlatformBody.self, from: request)
+            let package = try AppwriteAPI.required(body.applicationId, "applicationId")
+            let caller = try keyed(request, sesame, .projectWrite)
+            // Omitted fingerprints keep the list; `[]` clears it (which Sesame refuses: no origin without one).
+            var fingerprints: [[UInt8]] = []
+            if let texts = body.fingerprints {
+                for text in texts {
+                    fingerprints.append(try AppwriteAPI.call { () throws(SesameError) in try PlatformValidation.sha256Fingerprint(text) })
+                }
+            } else if case .android(_, let kept) = caller.project.platforms.first(where: { $0.id == request.pathParameters["platformId"] })?.platform {
+                fingerprints = kept
+            }
+            return try update(request, sesame, body, .android(packageName: package, sha256Fingerprints: fingerprints))
+        }
+        router.add(.PUT, "/v1/project/platforms/apple/:platformId", cors: true) { request in
+            let body = try decodeJSONBody(PlatformBody.self, from: request)
+            return try update(request, sesame, body, .apple(teamID: "", bundleID: try AppwriteAPI.required(body.bundleIdentifier, "bundleIdentifier")))
+        }
         router.add(.POST, "/v1/project/platforms/web", cors: true) { request in
             let body = try decodeJSONBody(PlatformBody.self, from: request)
             return try create(request, sesame, body, .web(hostname: try AppwriteAPI.required(body.hostname, "hostname")))
@@ -116,6 +139,18 @@ enum ProjectRoutes {
             origins.append("http://localhost")
         }
         return PasskeyPolicyModel(rpId: project.relyingPartyID, origins: origins)
+    }
+
+    private static func update(_ request: HTTPRequest, _ sesame: Sesame, _ body: PlatformBody, _ platform: Platform) throws(HTTPError)
+        -> HTTPResponse
+    {
+        let caller = try keyed(request, sesame, .projectWrite)
+        let name = try AppwriteAPI.required(body.name, "name")
+        let entry = try AppwriteAPI.call(notFound: .platformNotFound, conflict: .platformMethodUnsupported) { () throws(SesameError) in
+            try sesame.projects.updatePlatform(projectID: caller.project.id, platformID: request.pathParameters["platformId"] ?? "",
+                                               platform, name: name)
+        }
+        return AppwriteAPI.json(PlatformModel(entry: entry))
     }
 
     private static func create(_ request: HTTPRequest, _ sesame: Sesame, _ body: PlatformBody, _ platform: Platform) throws(HTTPError)

@@ -50,6 +50,21 @@ enum UsersRoutes {
             return AppwriteAPI.json(UserModel(updated))
         }
 
+        router.add(.PATCH, "/v1/users/:userId/mfa", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            let mfa = try AppwriteAPI.required(try decodeJSONBody(FlagsBody.self, from: request).mfa, "mfa")
+            let updated = try userCall { () throws(SesameError) in try sesame.users.setFlags(projectID: caller.project.id, id: user.id, mfa: mfa) }
+            return AppwriteAPI.json(UserModel(updated))
+        }
+        router.add(.PATCH, "/v1/users/:userId/verification", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            let verified = try AppwriteAPI.required(try decodeJSONBody(FlagsBody.self, from: request).emailVerification, "emailVerification")
+            let updated = try userCall { () throws(SesameError) in
+                try sesame.users.setFlags(projectID: caller.project.id, id: user.id, emailVerified: verified)
+            }
+            return AppwriteAPI.json(UserModel(updated))
+        }
+
         // Sessions: minted with the key (`provider` `server`, the secret in the body), or listed.
         router.add(.POST, "/v1/users/:userId/sessions", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
@@ -144,6 +159,11 @@ private struct CreateUserBody: Decodable {
     let phone: String?
     let password: String?
     let name: String?
+}
+
+private struct FlagsBody: Decodable {
+    let mfa: Bool?
+    let emailVerification: Bool?
 }
 
 private struct StatusBody: Decodable {

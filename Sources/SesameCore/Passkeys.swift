@@ -26,15 +26,21 @@ public struct CredentialDescriptor: Sendable, Hashable {
 
 /// A registration that started: what the client hands to its authenticator, and the pending passkey's ID.
 public struct RegistrationStart: Sendable, Hashable {
+    /// The pending passkey's ID, which finishing names.
     public let passkeyID: String
+    /// 32 random bytes, valid once for ``PasskeyService/challengeLifetime``.
     public let challenge: [UInt8]
     public let rpID: String
     public let rpName: String
+    /// The user's stable, opaque WebAuthn user handle.
     public let userHandle: [UInt8]
+    /// The email (or the user ID without one).
     public let userName: String
+    /// The user's name, or ``userName`` without one.
     public let userDisplayName: String
     /// The COSE algorithms offered, in order of preference.
     public let algorithms: [Int]
+    /// The user's credentials on this relying party, which the authenticator must not register again.
     public let excludeCredentials: [CredentialDescriptor]
     public let createdAt: Date
     public let expiresAt: Date
@@ -44,6 +50,7 @@ public struct RegistrationStart: Sendable, Hashable {
 
 /// A usernameless sign-in that started.
 public struct SignInStart: Sendable, Hashable {
+    /// What finishing names (the PasskeyChallenge's `$id`).
     public let challengeID: String
     public let challenge: [UInt8]
     public let rpID: String
@@ -73,9 +80,13 @@ public struct PasskeyService: Sendable {
     let store: Store
     let clock: any SesameClock
 
+    /// How long a registration or sign-in challenge works: 5 minutes.
     public static let challengeLifetime: TimeInterval = 300
+    /// How long a sign-in token works: 1 minute.
     public static let tokenLifetime: TimeInterval = 60
+    /// The most passkeys a user may have, counting live pending registrations.
     public static let maximumPerUser = 10
+    /// Registration starts per user, and sign-in starts and finishes per IP, each hour.
     public static let attemptsPerHour = 10
     /// ES256 and RS256, as offered in `pubKeyCredParams` and accepted at registration.
     public static let algorithms: [COSEAlgorithmIdentifier] = [.init(rawValue: -7), .init(rawValue: -257)]

@@ -119,6 +119,22 @@ public struct ProjectService: Sendable {
         return entry
     }
 
+    /// Replaces a platform's name and fields; its kind cannot change.
+    /// - Throws: `invalid_argument`; `not_found` when the project has no such platform; `conflict` when it is of
+    ///   another kind.
+    public func updatePlatform(projectID: String, platformID: String, _ platform: Platform, name: String) throws(SesameError)
+        -> PlatformEntry
+    {
+        guard let existing = try get(projectID).platforms.first(where: { $0.id == platformID }) else {
+            throw SesameError(.notFound, "platform")
+        }
+        guard existing.platform.kind == platform.kind else { throw SesameError(.conflict, "the platform is of another kind") }
+        let entry = PlatformEntry(id: platformID, name: try Self.checkName(name), platform: try Self.validated(platform),
+                                  createdAt: existing.createdAt)
+        _ = try StoreErrors.map { () throws(StoreError) in try store.platforms.update(entry.record(projectID: projectID)) }
+        return entry
+    }
+
     /// Removes a platform.
     /// - Throws: `not_found` when the project has no such platform.
     public func removePlatform(projectID: String, platformID: String) throws(SesameError) {

@@ -12,6 +12,7 @@ public struct Sesame: Sendable {
     public var sessions: SessionService { SessionService(store: store, clock: clock) }
     public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock) }
     public var jwts: JWTService { JWTService(store: store, clock: clock) }
+    public var housekeeping: Housekeeping { Housekeeping(store: store, clock: clock) }
 
     /// Creates the domain over an opened store.
     public init(store: Store, clock: any SesameClock = SystemClock()) {

@@ -11,7 +11,9 @@ public struct Session: Sendable, Hashable {
     public let provider: String
     /// The factors it proved, for example `["password"]`.
     public let factors: [String]
+    /// The client's address at sign-in.
     public let ip: String
+    /// The client's user agent at sign-in.
     public let userAgent: String
     /// When it signed in.
     public let createdAt: Date
@@ -32,8 +34,11 @@ public struct Session: Sendable, Hashable {
 
 /// Where a sign-in request came from.
 public struct ClientInfo: Sendable, Hashable {
+    /// The client's address (kept to 64 characters).
     public var ip: String
+    /// The client's `User-Agent` (kept to 256 characters).
     public var userAgent: String
+    /// Creates the description of a client.
     public init(ip: String, userAgent: String) {
         self.ip = ip
         self.userAgent = userAgent
@@ -132,6 +137,18 @@ public struct SessionService: Sendable {
             throw SesameError(.notFound, "session")
         }
         return session
+    }
+
+    /// Extends one of the user's live sessions to a full lifetime from now (its sign-in time, and so its recency,
+    /// stays).
+    /// - Throws: `not_found`.
+    public func refresh(projectID: String, userID: String, id: String) throws(SesameError) -> Session {
+        let now = clock.now()
+        let extended = try StoreErrors.map { () throws(StoreError) in
+            try store.sessions.extend(projectID: projectID, userID: userID, id: id, expiresAt: now.addingTimeInterval(Self.defaultLifetime), at: now)
+        }
+        guard extended else { throw SesameError(.notFound, "session") }
+        return try get(projectID: projectID, userID: userID, id: id)
     }
 
     /// Ends one session of the user.

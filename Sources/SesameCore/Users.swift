@@ -17,6 +17,19 @@ public struct User: Sendable, Hashable {
     public let userHandle: [UInt8]
     public let createdAt: Date
     public var updatedAt: Date
+    /// Whether the user asked for multi-factor authentication.
+    public var mfa: Bool
+    /// Whether the email address is verified.
+    public var emailVerified: Bool
+
+    /// Whether `session` must still prove another factor before it may act: the user turned MFA on and has a second
+    /// factor available (a verified email), and the session proved one factor only. A passkey proves possession and
+    /// user verification at once, so a passkey session counts as two factors; so does a session an API key minted.
+    public func needsMoreFactors(_ session: Session) -> Bool {
+        guard mfa, emailVerified else { return false }
+        let factors = Set(session.factors)
+        return !factors.contains("passkey") && !factors.contains("server") && factors.count < 2
+    }
 }
 
 /// Creates users and checks their passwords.
@@ -68,6 +81,17 @@ public struct UserService: Sendable {
             try store.users.setStatus(projectID: projectID, id: id, status: active ? UserRecord.active : UserRecord.blocked, at: clock.now())
         }
         guard changed else { throw SesameError(.notFound, "user") }
+        return try get(projectID: projectID, id: id)
+    }
+
+    /// Sets the MFA flag and/or the email-verification flag (`nil` keeps one).
+    /// - Throws: `not_found`.
+    public func setFlags(projectID: String, id: String, mfa: Bool? = nil, emailVerified: Bool? = nil) throws(SesameError) -> User {
+        let user = try get(projectID: projectID, id: id)
+        try StoreErrors.map { () throws(StoreError) in
+            _ = try store.users.setFlags(projectID: projectID, id: id, mfa: mfa ?? user.mfa, emailVerified: emailVerified ?? user.emailVerified,
+                                         at: clock.now())
+        }
         return try get(projectID: projectID, id: id)
     }
 
@@ -135,6 +159,7 @@ extension User {
     init(record: UserRecord) {
         self.init(id: record.id, projectID: record.projectID, email: record.email, name: record.name ?? "",
                   isActive: record.status == UserRecord.active, hasPassword: record.passwordHash != nil,
-                  userHandle: record.userHandle, createdAt: record.createdAt, updatedAt: record.updatedAt)
+                  userHandle: record.userHandle, createdAt: record.createdAt, updatedAt: record.updatedAt, mfa: record.mfa,
+                  emailVerified: record.emailVerified)
     }
 }

@@ -221,5 +221,11 @@ enum Schema {
                 """
             ]
         },
+        Migration(version: 5, name: "user MFA flags") { _ in
+            [
+                "ALTER TABLE users ADD COLUMN mfa INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0",
+            ]
+        },
     ]
 }

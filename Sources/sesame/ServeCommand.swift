@@ -60,7 +60,13 @@ enum ServeCommand {
         }
         print("sesame: listening on http://\(configuration.host):\(server.boundPort)")
         fflush(nil)
+        // Expired challenges, sessions, tokens and rate-limit windows go once a minute, on every node.
+        let sweeper = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        sweeper.schedule(deadline: .now() + 60, repeating: 60)
+        sweeper.setEventHandler { _ = try? sesame.housekeeping.sweep() }
+        sweeper.resume()
         waitForTerminationSignal()
+        sweeper.cancel()
         print("sesame: shutting down")
         fflush(nil)
         server.shutdown()

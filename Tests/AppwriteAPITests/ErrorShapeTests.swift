@@ -15,7 +15,8 @@ import Testing
             "user_session_not_found": 404, "project_not_found": 404, "general_route_not_found": 404, "general_server_error": 500,
             "general_unknown": 500, "platform_not_found": 404, "platform_already_exists": 409,
             "general_query_invalid": 400, "general_cursor_not_found": 400, "general_unknown_origin": 403,
-            "user_jwt_invalid": 401, "user_jwt_and_cookie_set": 403,
+            "user_jwt_invalid": 401, "user_jwt_and_cookie_set": 403, "platform_method_unsupported": 400,
+            "user_more_factors_required": 401,
         ]
         #expect(Dictionary(uniqueKeysWithValues: AppwriteErrorType.allCases.map { ($0.rawValue, $0.status) }) == expected)
         for type in AppwriteErrorType.allCases {

@@ -78,3 +78,44 @@ import Testing
                      headers: [("X-Appwrite-Key", reader)]).expectError(401, "general_unauthorized_scope")
     }
 }
+
+@Suite struct UpdateTests {
+    @Test("platform updates keep the type; Android fingerprints are kept when omitted")
+    func platformUpdates() throws {
+        let harness = try Harness()
+        let key = [("X-Appwrite-Key", harness.key)]
+        let fingerprint = Array(repeating: "CD", count: 32).joined(separator: ":")
+        _ = harness.send(.POST, "/v1/project/platforms/web", json: #"{"platformId":"w","name":"Web","hostname":"a.shop.example"}"#, headers: key)
+        _ = harness.send(.POST, "/v1/project/platforms/android",
+                         json: #"{"platformId":"d","name":"App","applicationId":"com.shop.app","fingerprints":["\#(fingerprint)"]}"#, headers: key)
+        let web = harness.send(.PUT, "/v1/project/platforms/web/w", json: #"{"name":"Site","hostname":"b.shop.example"}"#, headers: key)
+        #expect(web.status == 200 && web.object["hostname"] as? String == "b.shop.example" && web.object["name"] as? String == "Site")
+        let android = harness.send(.PUT, "/v1/project/platforms/android/d", json: #"{"name":"App 2","applicationId":"com.shop.app2"}"#, headers: key)
+        #expect(android.object["applicationId"] as? String == "com.shop.app2" && android.object["fingerprints"] as? [String] == [fingerprint])
+        harness.send(.PUT, "/v1/project/platforms/android/d", json: #"{"name":"App","applicationId":"com.shop.app","fingerprints":[]}"#, headers: key)
+            .expectError(400, "general_argument_invalid")
+        harness.send(.PUT, "/v1/project/platforms/apple/w", json: #"{"name":"iOS","bundleIdentifier":"com.shop.App"}"#, headers: key)
+            .expectError(400, "platform_method_unsupported")
+        harness.send(.PUT, "/v1/project/platforms/web/nope", json: #"{"name":"x","hostname":"c.shop.example"}"#, headers: key)
+            .expectError(404, "platform_not_found")
+        harness.send(.PUT, "/v1/project/platforms/web/w", json: #"{"name":"x","hostname":"a b"}"#, headers: key)
+            .expectError(400, "general_argument_invalid")
+        let origins = try #require(harness.send(.GET, "/v1/project/policies/passkey", headers: key).object["origins"] as? [String])
+        #expect(origins.contains("https://b.shop.example") && !origins.contains("https://a.shop.example"))
+    }
+
+    @Test("refreshing a session extends its expiry but not its recency")
+    func sessionRefresh() throws {
+        let harness = try Harness()
+        let secret = try harness.signUpAndIn()
+        let auth = [("X-Appwrite-Session", secret)]
+        let before = harness.send(.GET, "/v1/account/sessions/current", headers: auth)
+        harness.clock.advance(by: 700)
+        let refreshed = harness.send(.PATCH, "/v1/account/sessions/current", headers: auth)
+        #expect(refreshed.status == 200 && refreshed.object["current"] as? Bool == true)
+        #expect((refreshed.object["expire"] as? String ?? "") > (before.object["expire"] as? String ?? "~"))
+        #expect(refreshed.object["$createdAt"] as? String == before.object["$createdAt"] as? String)
+        harness.startRegistration(secret).expectError(401, "user_reauthentication_required")
+        harness.send(.PATCH, "/v1/account/sessions/nope", headers: auth).expectError(404, "user_session_not_found")
+    }
+}

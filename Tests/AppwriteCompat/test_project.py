@@ -54,3 +54,21 @@ def platforms():
         expect_equal(project.delete_platform(platform_id=platform_id), b"", "delete_platform")
     expect_error("platform_not_found", 404, project.get_platform, platform_id="app-web")
     expect_error("platform_not_found", 404, project.delete_platform, platform_id="app-web")
+
+
+@check
+def platform_updates_and_session_refresh():
+    from test_account import new_account, signed_in
+
+    project = Project(client(key=KEY))
+    project.create_web_platform(platform_id="upd-web", name="Old", hostname="old.shop.example")
+    updated = project.update_web_platform(platform_id="upd-web", name="New", hostname="new.shop.example")
+    expect_equal((updated.name, updated.hostname), ("New", "new.shop.example"), "update_web_platform")
+    expect_error("platform_method_unsupported", 400, project.update_apple_platform, platform_id="upd-web", name="x",
+                 bundle_identifier="com.shop.App")
+    project.delete_platform(platform_id="upd-web")
+
+    _, email = new_account()
+    user_client, session = signed_in(email)
+    refreshed = Account(user_client).update_session(session_id="current")
+    expect_equal((refreshed.id, refreshed.current), (session.id, True), "update_session")

@@ -81,3 +81,19 @@ def jwts_for_a_users_session():
     both.set_jwt(jwt)
     expect_error("user_jwt_and_cookie_set", 403, Account(both).get)
     expect_error("user_session_not_found", 404, users.create_jwt, user_id=user.id, session_id="no-such-session")
+
+
+@check
+def a_passkey_session_counts_as_two_factors():
+    users = Users(client(key=KEY))
+    email = unique_email()
+    user = users.create(user_id=ID.unique(), email=email, password="password123")
+    authenticator = SoftwareAuthenticator()
+    register(client(session=users.create_session(user_id=user.id).secret), authenticator)
+    users.update_mfa(user_id=user.id, mfa=True)
+    expect_equal(users.update_email_verification(user_id=user.id, email_verification=True).emailverification, True, "verified")
+    password = Account(client(key=KEY)).create_email_password_session(email=email, password="password123")
+    expect_error("user_more_factors_required", 401, Account(client(session=password.secret)).get)
+    token = sign_in(authenticator, guest=client(key=KEY))
+    passkey = Account(client(key=KEY)).create_session(user_id=user.id, secret=token.secret)
+    expect_equal(Account(client(session=passkey.secret)).get().mfa, True, "a passkey session passes the MFA gate")

@@ -145,3 +145,26 @@ import WebAuthn
         #expect(throws: SesameError.code(.unsupported)) { try sesame.passkeys.relyingParty(project, requestOrigin: nil) }
     }
 }
+
+@Suite struct HousekeepingTests {
+    @Test("a sweep removes expired sessions and tokens, challenges an hour after expiry, and ended rate windows", arguments: Backend.allCases)
+    func sweep(backend: Backend) throws {
+        let clock = ManualClock()
+        let sesame = try backend.makeSesame(clock: clock)
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        _ = try sesame.users.create(projectID: project.id, id: "alice", email: "alice@example.org", password: "password123", name: nil)
+        let client = ClientInfo(ip: "127.0.0.1", userAgent: "")
+        _ = try sesame.sessions.create(projectID: project.id, userID: "alice", provider: "server", factors: ["server"], lifetime: 60, client: client)
+        let (_, live) = try sesame.sessions.create(projectID: project.id, userID: "alice", provider: "server", factors: ["server"], client: client)
+        _ = try sesame.challenges.issue(projectID: project.id, purpose: "registration", lifetime: 300, userID: "alice")
+        try sesame.store.tokens.create(TokenRecord(id: "t1", projectID: project.id, userID: "alice", secretHash: [1], kind: "passkey",
+                                                   createdAt: clock.now(), expiresAt: clock.now().addingTimeInterval(60)))
+        _ = try sesame.rateLimiter.hit("k", limit: 10, window: 3600)
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 0, tokens: 0, rateLimitWindows: 0))
+        clock.advance(by: 301)
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 1, tokens: 1, rateLimitWindows: 0))
+        clock.advance(by: 3600 * 2)
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 1, sessions: 0, tokens: 0, rateLimitWindows: 1))
+        #expect(try sesame.sessions.authenticate(projectID: project.id, secret: live) != nil)
+    }
+}

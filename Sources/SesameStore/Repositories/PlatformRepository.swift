@@ -71,6 +71,21 @@ public struct PlatformRepository: Sendable {
         ).map(Self.record)
     }
 
+    /// Replaces the fields of one platform of a project (its ID, project, kind and creation time stay).
+    /// - Returns: whether the platform exists with that kind.
+    @discardableResult
+    public func update(_ platform: PlatformRecord) throws(StoreError) -> Bool {
+        try database.execute(
+            "UPDATE platforms SET name = $4, hostname = $5, package_name = $6, sha256_fingerprints = $7, team_id = $8, bundle_id = $9 "
+                + "WHERE project_id = $1 AND id = $2 AND kind = $3",
+            [
+                .text(platform.projectID), .text(platform.id), .text(platform.kind), .text(platform.name), .text(platform.hostname),
+                .text(platform.packageName), try JSONColumn.encode(platform.sha256Fingerprints), .text(platform.teamID),
+                .text(platform.bundleID),
+            ]
+        ) > 0
+    }
+
     /// Removes one platform of a project.
     /// - Returns: whether a platform was removed.
     @discardableResult

@@ -104,6 +104,16 @@ public struct SessionRepository: Sendable {
         ).map(Self.record)
     }
 
+    /// Moves a live session's expiry to `expiresAt`.
+    /// - Returns: whether the session exists for that user.
+    @discardableResult
+    public func extend(projectID: String, userID: String, id: String, expiresAt: Date, at now: Date) throws(StoreError) -> Bool {
+        try database.execute(
+            "UPDATE sessions SET expires_at = $4, updated_at = $5 WHERE project_id = $1 AND user_id = $2 AND id = $3 AND expires_at > $5",
+            [.text(projectID), .text(userID), .text(id), .date(expiresAt), .date(now)]
+        ) > 0
+    }
+
     /// Deletes one session of the user.
     /// - Returns: whether a session was deleted.
     @discardableResult

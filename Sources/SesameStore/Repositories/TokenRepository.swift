@@ -43,6 +43,13 @@ public struct TokenRepository: Sendable {
         )
     }
 
+    /// Deletes tokens that expired at or before `time`.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteExpired(before time: Date) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM tokens WHERE expires_at <= $1", [.date(time)])
+    }
+
     /// Deletes and returns the project's token with this secret hash in one statement, so at most one caller gets it.
     /// - Returns: the token, or `nil` when it is absent or expired at `now` (an expired one is deleted too).
     public func consume(projectID: String, secretHash: [UInt8], now: Date) throws(StoreError) -> TokenRecord? {

@@ -19,11 +19,18 @@ public struct UserRecord: Sendable, Hashable {
     public var userHandle: [UInt8]
     public var createdAt: Date
     public var updatedAt: Date
+    /// Whether the user asked for multi-factor authentication.
+    public var mfa: Bool
+    /// Whether the email address is verified (then it can serve as a second factor).
+    public var emailVerified: Bool
 
     public init(
         id: String, projectID: String, email: String? = nil, name: String? = nil, passwordHash: String? = nil,
-        status: String = UserRecord.active, userHandle: [UInt8], createdAt: Date, updatedAt: Date
+        status: String = UserRecord.active, userHandle: [UInt8], createdAt: Date, updatedAt: Date, mfa: Bool = false,
+        emailVerified: Bool = false
     ) {
+        self.mfa = mfa
+        self.emailVerified = emailVerified
         self.id = id
         self.projectID = projectID
         self.email = email
@@ -43,17 +50,18 @@ public struct UserRepository: Sendable {
     public init(database: any SQLDatabase) { self.database = database }
 
     private static let columns =
-        "id, project_id, email, name, password_hash, status, user_handle, created_at, updated_at"
+        "id, project_id, email, name, password_hash, status, user_handle, created_at, updated_at, mfa, email_verified"
 
     /// Inserts a user.
     /// - Throws: ``StoreError/Code/conflict`` when the ID, the email within the project or the user handle exists;
     ///   ``StoreError/Code/notFound`` when the project does not.
     public func create(_ user: UserRecord) throws(StoreError) {
         try database.execute(
-            "INSERT INTO users (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            "INSERT INTO users (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             [
                 .text(user.id), .text(user.projectID), .text(user.email), .text(user.name), .text(user.passwordHash),
-                .text(user.status), .blob(user.userHandle), .date(user.createdAt), .date(user.updatedAt),
+                .text(user.status), .blob(user.userHandle), .date(user.createdAt), .date(user.updatedAt), .bool(user.mfa),
+                .bool(user.emailVerified),
             ]
         )
     }
@@ -112,6 +120,16 @@ public struct UserRepository: Sendable {
         ) > 0
     }
 
+    /// Sets a user's MFA and email-verification flags.
+    /// - Returns: whether the user exists.
+    @discardableResult
+    public func setFlags(projectID: String, id: String, mfa: Bool, emailVerified: Bool, at time: Date) throws(StoreError) -> Bool {
+        try database.execute(
+            "UPDATE users SET mfa = $3, email_verified = $4, updated_at = $5 WHERE project_id = $1 AND id = $2",
+            [.text(projectID), .text(id), .bool(mfa), .bool(emailVerified), .date(time)]
+        ) > 0
+    }
+
     /// Deletes a user and, by cascade, their passkeys.
     /// - Returns: whether a user was deleted.
     @discardableResult
@@ -124,7 +142,8 @@ public struct UserRepository: Sendable {
             id: try row.text("id"), projectID: try row.text("project_id"), email: try row.optionalText("email"),
             name: try row.optionalText("name"), passwordHash: try row.optionalText("password_hash"),
             status: try row.text("status"), userHandle: try row.blob("user_handle"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at")
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), mfa: try row.bool("mfa"),
+            emailVerified: try row.bool("email_verified")
         )
     }
 }
