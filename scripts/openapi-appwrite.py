@@ -64,7 +64,7 @@ routes = {
     },
     "/v1/account/sessions/token": {
         "post": op("Exchanges a sign-in token (a passkey TokenSecret) for a session (Appwrite account.createSession)", 201,
-                   guest, [400, 401, 403], {"userId": "string", "secret": "string"}),
+                   guest, [400, 401, 403, 429], {"userId": "string", "secret": "string"}),
     },
     "/v1/account/passkeys": {
         "get": op("The current user's verified passkeys (Appwrite account.listPasskeys)", 200, user, [401]),
@@ -100,6 +100,10 @@ routes = {
     "/v1/users/{userId}/status": {
         "patch": op("Blocks (false) or unblocks a user (Appwrite users.updateStatus)", 200, key, [400, 401], {"status": "boolean"},
                     params=["userId"]),
+    },
+    "/v1/users/{userId}/tokens": {
+        "post": op("Mints a sign-in token, 4 to 128 of a-z0-9 (Appwrite users.createToken)", 201, key, [400, 401],
+                   {"length": "number", "expire": "number"}, params=["userId"]),
     },
     "/v1/users/{userId}/mfa": {
         "patch": op("Turns MFA on or off for the user (Appwrite users.updateMfa)", 200, key, [400, 401], {"mfa": "boolean"},

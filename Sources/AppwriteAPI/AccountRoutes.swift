@@ -45,7 +45,8 @@ enum AccountRoutes {
             let userID = try AppwriteAPI.required(body.userId, "userId")
             let secret = try AppwriteAPI.required(body.secret, "secret")
             let (session, sessionSecret) = try AppwriteAPI.call { () throws(SesameError) in
-                try sesame.sessions.createFromToken(projectID: caller.project.id, userID: userID, secret: secret, client: clientInfo(request))
+                try sesame.sessions.createFromToken(projectID: caller.project.id, userID: userID, secret: secret,
+                                                    clientIP: withKey ? nil : request.remoteAddress, client: clientInfo(request))
             }
             var response = AppwriteAPI.json(SessionModel(session, current: true, secret: withKey ? sessionSecret : ""), status: 201)
             setSessionCookies(&response, request, projectID: caller.project.id, secret: sessionSecret, session: session)

@@ -186,6 +186,16 @@ struct RequestOptions: Encodable {
     }
 }
 
+/// The Token model (spec §2.5), as `users.create_token` answers it to an API key: the secret filled.
+struct TokenModel: Encodable {
+    let id, createdAt, userId, secret, expire, phrase: String
+
+    enum CodingKeys: String, CodingKey {
+        case id = "$id", createdAt = "$createdAt"
+        case userId, secret, expire, phrase
+    }
+}
+
 /// The TokenSecret model (spec §2.4): `secret` always filled, `phrase` always empty.
 struct TokenSecretModel: Encodable {
     let id, createdAt, userId, secret, expire, phrase: String

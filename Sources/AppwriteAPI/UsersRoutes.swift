@@ -93,6 +93,21 @@ enum UsersRoutes {
             return AppwriteAPI.json(["jwt": jwt], status: 201)
         }
 
+        // A sign-in token for the user (Token; the secret is shown to the key only), exchanged on /v1/account/sessions/token.
+        router.add(.POST, "/v1/users/:userId/tokens", cors: true) { request in
+            let (caller, user) = try target(request, sesame, .usersWrite)
+            let body = request.body.isEmpty ? nil : try decodeJSONBody(TokenBody.self, from: request)
+            if let length = body?.length, length.rounded() != length {
+                throw HTTPError.appwrite(.generalArgumentInvalid, "Invalid length param: Value must be a whole number.")
+            }
+            let token = try userCall { () throws(SesameError) in
+                try sesame.sessions.createToken(projectID: caller.project.id, userID: user.id, length: body?.length.map { Int($0) },
+                                                lifetime: body?.expire)
+            }
+            return AppwriteAPI.json(TokenModel(id: token.id, createdAt: AppwriteDate.string(token.createdAt), userId: user.id,
+                                               secret: token.secret, expire: AppwriteDate.string(token.expiresAt), phrase: ""), status: 201)
+        }
+
         router.add(.DELETE, "/v1/users/:userId/sessions", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             try userCall { () throws(SesameError) in try sesame.sessions.deleteAll(projectID: caller.project.id, userID: user.id) }
@@ -159,6 +174,11 @@ private struct CreateUserBody: Decodable {
     let phone: String?
     let password: String?
     let name: String?
+}
+
+private struct TokenBody: Decodable {
+    let length: Double?
+    let expire: Double?
 }
 
 private struct FlagsBody: Decodable {

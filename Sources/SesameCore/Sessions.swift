@@ -93,12 +93,51 @@ public struct SessionService: Sendable {
         return (Session(record: record), secret)
     }
 
+    /// Token exchanges allowed per IP address and user per hour for guests (short server-made tokens can be guessed).
+    public static let tokenAttemptsPerHour = 10
+
+    /// Mints a sign-in token for a user, as an administrator: `length` characters (4 to 128) of `a-z0-9`, living
+    /// `lifetime` seconds (60 to one year). The secret is shown once and stored hashed.
+    /// - Throws: `invalid_argument`; `not_found`.
+    public func createToken(projectID: String, userID: String, length: Int?, lifetime: TimeInterval?) throws(SesameError)
+        -> (id: String, secret: String, createdAt: Date, expiresAt: Date)
+    {
+        let length = length ?? 6, lifetime = lifetime ?? 900
+        guard (4...128).contains(length), lifetime >= 60, lifetime <= Self.defaultLifetime, lifetime.rounded() == lifetime else {
+            throw SesameError(.invalidArgument, "length is 4 to 128 and expire 60 to \(Int(Self.defaultLifetime)) seconds")
+        }
+        _ = try UserService(store: store, clock: clock).get(projectID: projectID, id: userID)
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        let now = clock.now()
+        // Short secrets can collide with another user's live token (hashes are unique): draw again.
+        for _ in 0..<5 {
+            let secret = String(SecureRandom.bytes(count: length).map { alphabet[Int($0) % alphabet.count] })
+            let token = TokenRecord(id: Identifiers.unique(), projectID: projectID, userID: userID, secretHash: Identifiers.hash(secret),
+                                    kind: "token", createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
+            do {
+                try store.tokens.create(token)
+                return (token.id, secret, now, token.expiresAt)
+            } catch where error.code == .conflict {
+                continue
+            } catch {
+                throw StoreErrors.translate(error)
+            }
+        }
+        throw SesameError(.internalFailure, "no free token secret after five draws")
+    }
+
     /// Exchanges a sign-in token (from a passkey sign-in) for a session; the token works once. A passkey session has
     /// provider `passkey`, factors `["passkey"]` and counts as multi-factor (`mfaUpdatedAt` is its sign-in time).
-    /// - Throws: `expired` for an unknown, used or expired token or another user's; `blocked`.
-    public func createFromToken(projectID: String, userID: String, secret: String, client: ClientInfo) throws(SesameError)
-        -> (session: Session, secret: String)
+    /// - Parameter clientIP: for the hourly limit per IP and user; `nil` exempts the call (API keys).
+    /// - Throws: `rate_limited`; `expired` for an unknown, used or expired token or another user's; `blocked`.
+    public func createFromToken(projectID: String, userID: String, secret: String, clientIP: String? = nil, client: ClientInfo)
+        throws(SesameError) -> (session: Session, secret: String)
     {
+        if let clientIP {
+            let decision = try RateLimiter(store: store, clock: clock)
+                .hit("token:\(projectID):\(clientIP):\(userID)", limit: Self.tokenAttemptsPerHour, window: 3600)
+            guard decision.allowed else { throw SesameError(.rateLimited, "10 token exchanges per IP and user per hour", rateLimit: decision) }
+        }
         let now = clock.now()
         let token = try StoreErrors.map { () throws(StoreError) in
             try store.tokens.consume(projectID: projectID, secretHash: Identifiers.hash(secret), now: now)

@@ -77,3 +77,36 @@ import Testing
         harness.send(.POST, "/v1/users/alice/sessions", headers: [("X-Appwrite-Key", reader)]).expectError(401, "general_unauthorized_scope")
     }
 }
+
+@Suite struct TokenTests {
+    @Test("users.create_token mints short single-use tokens; guests get 10 exchanges per IP and user each hour")
+    func tokens() throws {
+        let harness = try Harness()
+        let key = [("X-Appwrite-Key", harness.key)]
+        _ = harness.send(.POST, "/v1/users", json: #"{"userId":"carol"}"#, headers: key)
+        let token = harness.send(.POST, "/v1/users/carol/tokens", json: #"{"length":8,"expire":120}"#, headers: key)
+        #expect(token.status == 201 && token.object["userId"] as? String == "carol" && token.object["phrase"] as? String == "")
+        let secret = try #require(token.object["secret"] as? String)
+        #expect(secret.count == 8 && secret.allSatisfy { $0.isLowercase || $0.isNumber })
+        let session = harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"carol","secret":"\#(secret)"}"#)
+        #expect(session.status == 201 && session.object["provider"] as? String == "token" && session.object["factors"] as? [String] == ["token"])
+        harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"carol","secret":"\#(secret)"}"#).expectError(401, "user_invalid_token")
+        #expect((harness.send(.POST, "/v1/users/carol/tokens", headers: key).object["secret"] as? String)?.count == 6)
+        for body in [#"{"length":3}"#, #"{"length":129}"#, #"{"length":6.5}"#, #"{"expire":59}"#] {
+            harness.send(.POST, "/v1/users/carol/tokens", json: body, headers: key).expectError(400, "general_argument_invalid")
+        }
+        harness.send(.POST, "/v1/users/nobody/tokens", headers: key).expectError(404, "user_not_found")
+        let expiring = try #require(harness.send(.POST, "/v1/users/carol/tokens", json: #"{"expire":60}"#, headers: key).object["secret"] as? String)
+        harness.clock.advance(by: 61)
+        harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"carol","secret":"\#(expiring)"}"#).expectError(401, "user_invalid_token")
+
+        // Guessing: 10 guest exchanges per IP and user per hour (4 spent above), then 429; keys are exempt.
+        harness.clock.advance(by: 3600)
+        for _ in 0..<10 {
+            harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"carol","secret":"guess1"}"#).expectError(401, "user_invalid_token")
+        }
+        harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"carol","secret":"guess2"}"#).expectError(429, "general_rate_limit_exceeded")
+        let fresh = try #require(harness.send(.POST, "/v1/users/carol/tokens", headers: key).object["secret"] as? String)
+        #expect(harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"carol","secret":"\#(fresh)"}"#, headers: key).status == 201)
+    }
+}

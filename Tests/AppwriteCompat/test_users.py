@@ -97,3 +97,15 @@ def a_passkey_session_counts_as_two_factors():
     token = sign_in(authenticator, guest=client(key=KEY))
     passkey = Account(client(key=KEY)).create_session(user_id=user.id, secret=token.secret)
     expect_equal(Account(client(session=passkey.secret)).get().mfa, True, "a passkey session passes the MFA gate")
+
+
+@check
+def server_made_tokens():
+    users = Users(client(key=KEY))
+    user = users.create(user_id=ID.unique(), email=unique_email())
+    token = users.create_token(user_id=user.id, length=10, expire=120)
+    expect_equal((token.userid, len(token.secret)), (user.id, 10), "users.create_token")
+    session = Account(client(key=KEY)).create_session(user_id=user.id, secret=token.secret)
+    expect_equal((session.provider, session.factors), ("token", ["token"]), "a token session")
+    expect_error("user_invalid_token", 401, Account(client()).create_session, user_id=user.id, secret=token.secret)
+    expect_error("general_argument_invalid", 400, users.create_token, user_id=user.id, length=3)
