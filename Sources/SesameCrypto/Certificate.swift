@@ -29,14 +29,7 @@ public struct Certificate: Sendable, Hashable {
         guard !derEncoded.isEmpty, derEncoded.count <= 1 << 20 else {
             throw CryptoError(.invalidCertificate, "certificate has \(derEncoded.count) bytes")
         }
-        var consumed = 0
-        let parsed: OpaquePointer? = derEncoded.withUnsafeBytes { buffer in
-            let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            var cursor: UnsafePointer<UInt8>? = start  // d2i advances this copy
-            let x509 = d2i_X509(nil, &cursor, buffer.count)
-            consumed = cursor.map { $0 - start } ?? 0
-            return x509
-        }
+        let (parsed, consumed) = decodeDER(derEncoded) { d2i_X509(nil, $0, $1) }
         guard let x509 = parsed else { throw .openSSL(.invalidCertificate, "d2i_X509") }
         guard consumed == derEncoded.count else {
             X509_free(x509)

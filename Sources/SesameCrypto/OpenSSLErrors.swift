@@ -27,3 +27,18 @@ extension CryptoError {
         return CryptoError(code, queue.isEmpty ? context : "\(context): \(queue)", file: file, line: line)
     }
 }
+
+/// Runs an OpenSSL `d2i_*` decoder over `der` and reports how many bytes it consumed.
+///
+/// `d2i` advances the pointer it is given, so it gets a copy; callers compare the count with `der.count` to refuse
+/// trailing bytes, and free a returned object they reject.
+func decodeDER(_ der: [UInt8], _ d2i: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?)
+    -> (object: OpaquePointer?, consumed: Int)
+{
+    der.withUnsafeBytes { buffer in
+        let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var cursor: UnsafePointer<UInt8>? = start
+        let object = d2i(&cursor, buffer.count)
+        return (object, cursor.map { $0 - start } ?? 0)
+    }
+}

@@ -140,14 +140,7 @@ public final class PublicKey: @unchecked Sendable {
             self.init(owning: pkey, kind: kind)
             return
         }
-        var consumed = 0
-        let parsed: OpaquePointer? = der.withUnsafeBytes { buffer in
-            let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            var cursor: UnsafePointer<UInt8>? = start  // d2i advances this copy
-            let key = d2i_PUBKEY(nil, &cursor, buffer.count)
-            consumed = cursor.map { $0 - start } ?? 0
-            return key
-        }
+        let (parsed, consumed) = decodeDER(der) { d2i_PUBKEY(nil, $0, $1) }
         guard let pkey = parsed else { throw .openSSL(.invalidKey, "d2i_PUBKEY") }
         guard consumed == der.count else {
             EVP_PKEY_free(pkey)

@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Repositories are written once in portable SQL, so SQLite and PostgreSQL behave the same. Every call blocks the
 /// calling thread; callers are HTTP worker threads, never the cooperative pool.
-public final class Store: Sendable {
+public final class Store: Repositories, Sendable {
     /// The database the repositories use.
     public let database: any SQLDatabase
 
@@ -53,25 +53,6 @@ public final class Store: Sendable {
         }
     }
 
-    /// Projects and their relying parties.
-    public var projects: ProjectRepository { ProjectRepository(database: database) }
-    /// The platforms (web, Android, Apple) of projects.
-    public var platforms: PlatformRepository { PlatformRepository(database: database) }
-    /// Hashed API keys.
-    public var apiKeys: APIKeyRepository { APIKeyRepository(database: database) }
-    /// One-time challenges.
-    public var challenges: ChallengeRepository { ChallengeRepository(database: database) }
-    /// Fixed-window rate-limit counters.
-    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
-    /// Users of projects.
-    public var users: UserRepository { UserRepository(database: database) }
-    /// Passkeys.
-    public var credentials: CredentialRepository { CredentialRepository(database: database) }
-    /// Signed-in sessions (hashed secrets).
-    public var sessions: SessionRepository { SessionRepository(database: database) }
-    /// Single-use sign-in tokens (hashed secrets).
-    public var tokens: TokenRepository { TokenRepository(database: database) }
-
     /// Runs `body` in one transaction whose repositories all use that transaction, so several operations commit or
     /// roll back together.
     ///
@@ -88,18 +69,9 @@ public final class Store: Sendable {
 }
 
 /// The repositories of one open transaction; see ``Store/transaction(_:)``.
-public struct StoreTransaction {
+public struct StoreTransaction: Repositories {
     /// A database whose statements all run in the open transaction.
     public let database: any SQLDatabase
-    public var projects: ProjectRepository { ProjectRepository(database: database) }
-    public var platforms: PlatformRepository { PlatformRepository(database: database) }
-    public var apiKeys: APIKeyRepository { APIKeyRepository(database: database) }
-    public var challenges: ChallengeRepository { ChallengeRepository(database: database) }
-    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
-    public var users: UserRepository { UserRepository(database: database) }
-    public var credentials: CredentialRepository { CredentialRepository(database: database) }
-    public var sessions: SessionRepository { SessionRepository(database: database) }
-    public var tokens: TokenRepository { TokenRepository(database: database) }
 }
 
 @available(*, unavailable) extension StoreTransaction: Sendable {}
@@ -141,4 +113,31 @@ private final class TransactionScope: SQLDatabase, @unchecked Sendable {
         check()
         return try connection.execute(sql, parameters)
     }
+}
+
+/// The repositories over one database: the store's own (autocommit) or an open transaction's.
+public protocol Repositories {
+    /// Where the repositories' statements run.
+    var database: any SQLDatabase { get }
+}
+
+extension Repositories {
+    /// Projects and their relying parties.
+    public var projects: ProjectRepository { ProjectRepository(database: database) }
+    /// The platforms (web, Android, Apple) of projects.
+    public var platforms: PlatformRepository { PlatformRepository(database: database) }
+    /// Hashed API keys.
+    public var apiKeys: APIKeyRepository { APIKeyRepository(database: database) }
+    /// One-time challenges.
+    public var challenges: ChallengeRepository { ChallengeRepository(database: database) }
+    /// Fixed-window rate-limit counters.
+    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
+    /// Users of projects.
+    public var users: UserRepository { UserRepository(database: database) }
+    /// Passkeys.
+    public var credentials: CredentialRepository { CredentialRepository(database: database) }
+    /// Signed-in sessions (hashed secrets).
+    public var sessions: SessionRepository { SessionRepository(database: database) }
+    /// Single-use sign-in tokens (hashed secrets).
+    public var tokens: TokenRepository { TokenRepository(database: database) }
 }
