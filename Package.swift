@@ -37,9 +37,10 @@ let package = Package(
         ),
         // One module per wire API ("face"): translation only, and no face imports another.
         .target(name: "AppwriteAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn"], swiftSettings: swiftSettings),
+        .target(name: "BotShieldAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "SesameServer",
-            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI"],
+            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI", "BotShieldAPI"],
             resources: [.copy("openapi.json")], swiftSettings: swiftSettings
         ),
         // The Swift SDK: never depends on server modules; on Apple platforms it uses CryptoKit instead of OpenSSL.
@@ -49,7 +50,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto"], exclude: ["Data"],
+            name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto", "SesameHTTP"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto", "SesameCore", "SesameServer", "SesameHTTP", "SesameStore"], swiftSettings: swiftSettings),
@@ -58,6 +59,9 @@ let package = Package(
             name: "sesame-bench", dependencies: ["WebAuthn", "SesameCrypto", "SesameTestSupport", "COpenSSL"],
             path: "Benchmarks/SesameBench", swiftSettings: swiftSettings
         ),
+
+        // The app side of inline verification with a software passkey, for the README's walk-through.
+        .executableTarget(name: "sesame-inline-demo", dependencies: ["SesameClient"], path: "Examples/InlineDemo", swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "sesame-ceremony-bench", dependencies: ["SesameClient", "SesameCrypto", "SesameTestSupport"],
@@ -82,6 +86,14 @@ let package = Package(
             name: "AppwriteAPITests",
             dependencies: [
                 "AppwriteAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BotShieldAPITests",
+            dependencies: [
+                "BotShieldAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient",
+                "SesameCrypto", "WebAuthn",
             ],
             swiftSettings: swiftSettings
         ),

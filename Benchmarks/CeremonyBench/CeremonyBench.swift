@@ -41,22 +41,66 @@ enum CeremonyBench {
                 ceilingName: "es256_verify_one_core", ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000,
                 p50Milliseconds: (percentile(0.5) * 100).rounded() / 100, p99Milliseconds: (percentile(0.99) * 100).rounded() / 100,
                 peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: count)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try! encoder.encode(result), as: UTF8.self))
-            fflush(nil)
+            InlineBench.emit(result)
         }
     }
 
     /// Sets up one user with a passkey per worker, then runs ceremonies on every worker for `seconds`.
     static func ceremonies(port: UInt16, key: String, seconds: Double, workers: Int) -> (rate: Double, latencies: [Double], count: Int) {
+        let keyed = ["X-Appwrite-Project": "default", "X-Appwrite-Key": key, "Content-Type": "application/json"]
+        let authenticators = enrol(port: port, key: key, users: workers)
+        return measure(port: port, workers: workers, seconds: seconds) { index, client in
+            let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).json
+            let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
+                                                    from: JSONSerialization.data(withJSONObject: challenge["publicKey"]!))
+            let assertion = try! authenticators[index].get(options, origin: origin)
+            let finish = #"{"challengeId":"\#(challenge["$id"] as! String)","credential":\#(String(decoding: try! JSONEncoder().encode(assertion), as: UTF8.self))}"#
+            let token = check(client.send("PUT", "/v1/account/tokens/passkey", headers: keyed, body: finish), 201).json
+            let exchange = #"{"userId":"\#(token["userId"] as! String)","secret":"\#(token["secret"] as! String)"}"#
+            check(client.send("POST", "/v1/account/sessions/token", headers: keyed, body: exchange), 201)
+        }
+    }
+
+    /// Runs `iteration` in a loop on `workers` threads (each with its own keep-alive connection) for `seconds`.
+    /// - Returns: iterations per second, each iteration's latency in seconds, and the count.
+    static func measure(port: UInt16, workers: Int, seconds: Double, iteration: @escaping @Sendable (Int, LoopbackClient) -> Void)
+        -> (rate: Double, latencies: [Double], count: Int)
+    {
+        let deadline = Date().addingTimeInterval(seconds)
+        let results = Locked<[Double]>([])
+        let group = DispatchGroup()
+        let begin = Date()
+        for index in 0..<workers {
+            group.enter()
+            let thread = Thread {
+                let client = LoopbackClient(port: port)
+                var mine: [Double] = []
+                while Date() < deadline {
+                    let started = Date()
+                    iteration(index, client)
+                    mine.append(Date().timeIntervalSince(started))
+                }
+                results.withLock { $0 += mine }
+                group.leave()
+            }
+            thread.start()
+        }
+        group.wait()
+        let elapsed = Date().timeIntervalSince(begin)
+        let latencies = results.withLock { $0 }
+        return (Double(latencies.count) / elapsed, latencies, latencies.count)
+    }
+
+    /// Points the default project at `bench.example` and creates users `bench0`... each with one passkey (through the
+    /// Appwrite API), returning their authenticators.
+    static func enrol(port: UInt16, key: String, users: Int) -> [SoftwareAuthenticator] {
         let admin = LoopbackClient(port: port)
         let keyed = ["X-Appwrite-Project": "default", "X-Appwrite-Key": key, "Content-Type": "application/json"]
         check(admin.send("PATCH", "/v1/project/policies/passkey", headers: keyed, body: #"{"rpId":"bench.example"}"#), 200)
         check(admin.send("POST", "/v1/project/platforms/web", headers: keyed,
                          body: #"{"platformId":"bench","name":"Bench","hostname":"bench.example"}"#), 201)
         var authenticators: [SoftwareAuthenticator] = []
-        for index in 0..<workers {
+        for index in 0..<users {
             check(admin.send("POST", "/v1/users", headers: keyed, body: #"{"userId":"bench\#(index)"}"#), 201)
             let secret = check(admin.send("POST", "/v1/users/bench\(index)/sessions", headers: keyed, body: "{}"), 201).json["secret"] as! String
             let user = ["X-Appwrite-Project": "default", "X-Appwrite-Session": secret, "Content-Type": "application/json"]
@@ -69,38 +113,7 @@ enum CeremonyBench {
             check(admin.send("PUT", "/v1/account/passkeys/\(start["passkeyId"] as! String)/verification", headers: user, body: body), 200)
             authenticators.append(authenticator)
         }
-
-        let signers = authenticators
-        let deadline = Date().addingTimeInterval(seconds)
-        let results = Locked<[Double]>([])
-        let group = DispatchGroup()
-        let begin = Date()
-        for index in 0..<workers {
-            group.enter()
-            let thread = Thread {
-                let client = LoopbackClient(port: port)
-                var mine: [Double] = []
-                while Date() < deadline {
-                    let started = Date()
-                    let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).json
-                    let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
-                                                            from: JSONSerialization.data(withJSONObject: challenge["publicKey"]!))
-                    let assertion = try! signers[index].get(options, origin: origin)
-                    let finish = #"{"challengeId":"\#(challenge["$id"] as! String)","credential":\#(String(decoding: try! JSONEncoder().encode(assertion), as: UTF8.self))}"#
-                    let token = check(client.send("PUT", "/v1/account/tokens/passkey", headers: keyed, body: finish), 201).json
-                    let exchange = #"{"userId":"\#(token["userId"] as! String)","secret":"\#(token["secret"] as! String)"}"#
-                    check(client.send("POST", "/v1/account/sessions/token", headers: keyed, body: exchange), 201)
-                    mine.append(Date().timeIntervalSince(started))
-                }
-                results.withLock { $0 += mine }
-                group.leave()
-            }
-            thread.start()
-        }
-        group.wait()
-        let elapsed = Date().timeIntervalSince(begin)
-        let latencies = results.withLock { $0 }
-        return (Double(latencies.count) / elapsed, latencies, latencies.count)
+        return authenticators
     }
 
     /// Raw ES256 verifications per second on this thread (one core): a fixed signature over a ceremony-sized
@@ -145,9 +158,9 @@ final class Server {
     let port: UInt16
     let adminKey: String
 
-    init(binary: String, database: String) {
+    init(binary: String, database: String, arguments: [String] = []) {
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"]
+        process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError
@@ -166,7 +179,7 @@ final class Server {
             }
         }
         self.port = port!
-        adminKey = key!
+        adminKey = key ?? ""
     }
 
     /// The peak resident set (VmHWM) of the server so far, in kilobytes.

@@ -4,7 +4,8 @@
 // `sesame serve` on SQLite and on PostgreSQL: start (POST /v1/account/tokens/passkey), sign with the software
 // authenticator, finish (PUT /v1/account/tokens/passkey), session (POST /v1/account/sessions/token). One JSON line
 // per backend with p50/p99 latency, the server's peak RSS, and the ratio to raw ES256 verifies per second on one
-// core measured in the same run.
+// core measured in the same run. Then inline verifications per second through the inline-verification API and webhook
+// events delivered per second (InlineBench).
 import Foundation
 
 let arguments = CommandLine.arguments
@@ -15,4 +16,5 @@ guard arguments.count > 1 else {
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 5 : 5
 let workers = arguments.count > 3 ? Int(arguments[3]) ?? 4 : 4
 CeremonyBench.run(sesame: arguments[1], seconds: seconds, workers: workers)
+InlineBench.run(sesame: arguments[1], seconds: seconds, workers: workers)
 exit(0)

@@ -7,11 +7,16 @@ public struct SweepResult: Sendable, Hashable {
     public let sessions: Int
     public let tokens: Int
     public let rateLimitWindows: Int
+    /// Verification requests purged a day after they expired (completed ones only lose their metadata).
+    public let verificationRequests: Int
+    /// Expired partner grants.
+    public let grants: Int
 }
 
 /// Removes what can no longer be used: expired challenges (unfinished ceremonies) an hour after they expired (until
 /// then, finishing one still says it expired rather than that it never existed), expired sessions and tokens, and
-/// rate-limit windows that ended. Any node may sweep at any time; sweeps are idempotent.
+/// rate-limit windows that ended, expired partner grants, and verification requests a day after they expired.
+/// Any node may sweep at any time; sweeps are idempotent.
 public struct Housekeeping: Sendable {
     let store: Store
     let clock: any SesameClock
@@ -20,6 +25,8 @@ public struct Housekeeping: Sendable {
     public static let longestRateWindow: TimeInterval = 3600
     /// How long an expired challenge is kept, so late finishes hear `expired`.
     public static let challengeGrace: TimeInterval = 3600
+    /// How long verification requests are kept in full after they expire.
+    public static let requestRetention: TimeInterval = 86_400
 
     /// Deletes every expired row now.
     public func sweep() throws(SesameError) -> SweepResult {
@@ -28,7 +35,9 @@ public struct Housekeeping: Sendable {
             SweepResult(
                 challenges: try store.challenges.deleteExpired(before: now.addingTimeInterval(-Self.challengeGrace)), sessions: try store.sessions.deleteExpired(before: now),
                 tokens: try store.tokens.deleteExpired(before: now),
-                rateLimitWindows: try store.rateLimits.prune(before: now.addingTimeInterval(-Self.longestRateWindow)))
+                rateLimitWindows: try store.rateLimits.prune(before: now.addingTimeInterval(-Self.longestRateWindow)),
+                verificationRequests: try store.verificationRequests.purge(before: now.addingTimeInterval(-Self.requestRetention)),
+                grants: try store.partners.deleteExpiredGrants(before: now))
         }
     }
 }

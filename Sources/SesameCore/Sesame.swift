@@ -4,6 +4,10 @@ import SesameStore
 public struct Sesame: Sendable {
     public let store: Store
     public let clock: any SesameClock
+    /// Inline-verification settings (hosted pages and API URLs, webhook address policy).
+    public let inline: InlineConfiguration
+    private let signerOverride: (any VerificationTokenSigner)?
+
     public var projects: ProjectService { ProjectService(store: store, clock: clock) }
     public var apiKeys: APIKeyService { APIKeyService(store: store, clock: clock) }
     public var challenges: ChallengeService { ChallengeService(store: store, clock: clock) }
@@ -13,10 +17,22 @@ public struct Sesame: Sendable {
     public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock) }
     public var jwts: JWTService { JWTService(store: store, clock: clock) }
     public var housekeeping: Housekeeping { Housekeeping(store: store, clock: clock) }
+    public var partners: PartnerService { PartnerService(store: store, clock: clock, configuration: inline) }
+    public var verifications: VerificationService { VerificationService(sesame: self) }
+    public var inlinePasskey: InlinePasskeyService { InlinePasskeyService(sesame: self) }
+    public var handOff: HandOffService { HandOffService(sesame: self) }
+    public var signingKeys: SigningKeyService { SigningKeyService(store: store, clock: clock) }
+    public var webhooks: WebhookOutbox { WebhookOutbox(store: store, clock: clock, configuration: inline) }
+    /// What signs verification tokens: the stored signing keys unless a test replaced it.
+    public var tokenSigner: any VerificationTokenSigner { signerOverride ?? signingKeys }
 
     /// Creates the domain over an opened store.
-    public init(store: Store, clock: any SesameClock = SystemClock()) {
+    /// - Parameter tokenSigner: replaces the stored signing keys (tests of a failing signer).
+    public init(store: Store, clock: any SesameClock = SystemClock(), inline: InlineConfiguration = InlineConfiguration(),
+                tokenSigner: (any VerificationTokenSigner)? = nil) {
         self.store = store
         self.clock = clock
+        self.inline = inline
+        self.signerOverride = tokenSigner
     }
 }

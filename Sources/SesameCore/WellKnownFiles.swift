@@ -30,12 +30,18 @@ public enum WellKnownFiles {
         return json(statements)
     }
 
-    /// `webauthn`: the web origins allowed to use this relying party ID (Related Origin Requests).
+    /// `webauthn`: the web origins allowed to use this relying party ID (Related Origin Requests), or `nil` (served as
+    /// 404) when there are none. Only the project's own web platforms appear: partner web origins never get the
+    /// relying party.
     ///
     /// - SeeAlso: [WebAuthn §5.11](https://www.w3.org/TR/webauthn-3/#sctn-related-origins)
-    public static func relatedOrigins(_ configuration: ProjectConfiguration) -> [UInt8] {
-        let origins = configuration.acceptedOrigins.filter { $0.hasPrefix("https://") && !$0.contains("*") }
-        return json(["origins": origins])
+    public static func relatedOrigins(_ configuration: ProjectConfiguration) -> [UInt8]? {
+        let origins = configuration.platforms.filter { if case .web = $0 { true } else { false } }
+            .flatMap { $0.origins(rpID: configuration.relyingPartyID) }
+            .filter { !$0.contains("*") }
+        var seen = Set<String>()
+        let unique = origins.filter { seen.insert($0).inserted }
+        return unique.isEmpty ? nil : json(["origins": unique])
     }
 
     private static func json(_ object: Any) -> [UInt8] {

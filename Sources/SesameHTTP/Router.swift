@@ -25,6 +25,8 @@ public struct Router: HTTPResponder {
         var method: HTTPMethod
         var pattern: RoutePattern
         var cors: Bool
+        /// CORS for any origin without credentials (`Access-Control-Allow-Origin: *`).
+        var anyOrigin: Bool
         var requiresJSONBody: Bool
         var handler: @Sendable (HTTPRequest) throws -> HTTPResponse
     }
@@ -66,11 +68,13 @@ public struct Router: HTTPResponder {
     ///   - cors: Answer `OPTIONS` preflights for the path and add `Access-Control-Allow-Origin` (echoing `Origin`),
     ///     `Access-Control-Allow-Credentials: true`, `Access-Control-Expose-Headers` (`X-Request-Id`, after any the
     ///     handler set) and `Vary: Origin` to its responses.
+    ///   - corsAnyOrigin: CORS for public, credential-free routes instead: preflights are answered and responses carry
+    ///     `Access-Control-Allow-Origin: *`, without `Access-Control-Allow-Credentials`.
     ///   - requiresJSONBody: A `POST`/`PUT`/`PATCH` with a body or a `Content-Type` must be `application/json`
     ///     (parameters allowed), else 415. A bodyless request without `Content-Type` reaches the handler.
     ///   - handler: Runs on a server worker thread and may block; throw ``HTTPError`` to answer with a status.
     public mutating func add(
-        _ method: HTTPMethod, _ pattern: String, cors: Bool = false, requiresJSONBody: Bool = true,
+        _ method: HTTPMethod, _ pattern: String, cors: Bool = false, corsAnyOrigin: Bool = false, requiresJSONBody: Bool = true,
         _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
     ) {
         let parsed = RoutePattern(pattern)
@@ -79,7 +83,8 @@ public struct Router: HTTPResponder {
             "route \(method) \(pattern) added twice"
         )
         routes.append(
-            Route(method: method, pattern: parsed, cors: cors, requiresJSONBody: requiresJSONBody, handler: handler)
+            Route(method: method, pattern: parsed, cors: cors || corsAnyOrigin, anyOrigin: corsAnyOrigin, requiresJSONBody: requiresJSONBody,
+                  handler: handler)
         )
         if parsed.segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
             literalRoutes[LiteralKey(method: method, path: parsed.text)] = routes.count - 1
@@ -108,10 +113,12 @@ public struct Router: HTTPResponder {
             ?? (request.method == .HEAD ? candidates.first { $0.route.method == .GET } : nil)
         guard let (route, parameters) = chosen else {
             if request.method == .OPTIONS && corsEnabled {
-                return finish(preflight(request, candidates), for: request, route: first.route.pattern.text, cors: true)
+                return finish(preflight(request, candidates), for: request, route: first.route.pattern.text, cors: true,
+                              anyOrigin: candidates.contains { $0.route.anyOrigin })
             }
             let error = HTTPError.methodNotAllowed(allowed: allowedMethods(candidates))
-            return finish(render(error, request, renderer), for: request, route: first.route.pattern.text, cors: corsEnabled)
+            return finish(render(error, request, renderer), for: request, route: first.route.pattern.text, cors: corsEnabled,
+                          anyOrigin: candidates.contains { $0.route.anyOrigin })
         }
 
         return dispatch(request, to: route, parameters: parameters)
@@ -133,7 +140,7 @@ public struct Router: HTTPResponder {
                 response = render(.internalError(), request, renderer(for: request))
             }
         }
-        return finish(response, for: request, route: route.pattern.text, cors: route.cors)
+        return finish(response, for: request, route: route.pattern.text, cors: route.cors, anyOrigin: route.anyOrigin)
     }
 
     private func renderer(for request: HTTPRequest) -> any HTTPErrorRenderer {
@@ -151,7 +158,7 @@ public struct Router: HTTPResponder {
         let response = render(error, request, renderer(for: path ?? []))
         return finish(
             response, for: request, route: candidates.first?.route.pattern.text,
-            cors: candidates.contains { $0.route.cors }
+            cors: candidates.contains { $0.route.cors }, anyOrigin: candidates.contains { $0.route.anyOrigin }
         )
     }
 
@@ -216,11 +223,15 @@ public struct Router: HTTPResponder {
     }
 
     /// Adds the headers every routed response carries.
-    private func finish(_ response: HTTPResponse, for request: HTTPRequest, route: String?, cors: Bool) -> HTTPResponse {
+    private func finish(_ response: HTTPResponse, for request: HTTPRequest, route: String?, cors: Bool, anyOrigin: Bool = false) -> HTTPResponse {
         var response = response
         response.route = route
         response.headers.set("X-Request-Id", request.id)
-        if cors, let origin = request.headers["Origin"] {
+        if cors, anyOrigin, request.headers["Origin"] != nil {
+            response.headers.set("Access-Control-Allow-Origin", "*")
+            let exposed = response.headers["Access-Control-Expose-Headers"].map { $0.isEmpty ? "" : $0 + ", " } ?? ""
+            response.headers.set("Access-Control-Expose-Headers", exposed + "X-Request-Id")
+        } else if cors, let origin = request.headers["Origin"] {
             response.headers.set("Access-Control-Allow-Origin", origin)
             response.headers.set("Access-Control-Allow-Credentials", "true")
             // A handler may expose headers of its own (for example a session cookie fallback); X-Request-Id joins them.

@@ -20,7 +20,7 @@ enum PlatformRoutes {
         router.add(.GET, "/openapi.json", cors: true) { _ in
             HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: OpenAPIDocument.bytes)
         }
-        let wellKnown: [(String, @Sendable (ProjectConfiguration) -> [UInt8])] = [
+        let wellKnown: [(String, @Sendable (ProjectConfiguration) -> [UInt8]?)] = [
             ("/.well-known/apple-app-site-association", WellKnownFiles.appleAppSiteAssociation),
             ("/.well-known/assetlinks.json", WellKnownFiles.assetLinks),
             ("/.well-known/webauthn", WellKnownFiles.relatedOrigins),
@@ -30,8 +30,15 @@ enum PlatformRoutes {
                 let host = request.headers["Host"] ?? ""
                 let project = try ManagementAPI.call { () throws(SesameError) in try sesame.projects.project(servingHost: host) }
                 guard let project else { throw HTTPError.notFound(code: "not_found", message: "No project serves this host.") }
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=300"],
-                                    body: file(project.configuration))
+                // Approved partner apps join the project's own platforms in the association files.
+                var configuration = project.configuration
+                configuration.platforms += try ManagementAPI.call { () throws(SesameError) in
+                    try sesame.partners.approvedPlatforms(projectID: project.id)
+                }
+                guard let body = file(configuration) else {
+                    throw HTTPError.notFound(code: "not_found", message: "This relying party has no related origins.")
+                }
+                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=300"], body: body)
             }
         }
     }

@@ -1,4 +1,5 @@
 import AppwriteAPI
+import BotShieldAPI
 import Foundation
 import SesameCore
 import SesameHTTP
@@ -21,6 +22,7 @@ public final class SesameApplication: Sendable {
         PlatformRoutes.add(to: &router, sesame: sesame, metrics: metrics)
         ManagementAPI.add(to: &router, sesame: sesame)
         AppwriteAPI.add(to: &router, sesame: sesame)
+        BotShieldAPI.add(to: &router, sesame: sesame)
         self.router = router
     }
 

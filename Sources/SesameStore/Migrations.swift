@@ -227,5 +227,143 @@ enum Schema {
                 "ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0",
             ]
         },
+        Migration(version: 6, name: "inline verification: partners, requests, links, webhooks, signing keys") { dialect in
+            let blob = dialect.blobType
+            return [
+                """
+                CREATE TABLE partners (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                // API keys (kind `key`) and 5-minute grants (kind `grant`), hashed, each bound to one environment.
+                """
+                CREATE TABLE partner_secrets (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    environment TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    secret_hash \(blob) NOT NULL UNIQUE,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT,
+                    revoked_at BIGINT
+                )
+                """,
+                "CREATE INDEX partner_secrets_partner ON partner_secrets (partner_id)",
+                """
+                CREATE TABLE partner_apps (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    platform TEXT NOT NULL,
+                    identifier TEXT NOT NULL,
+                    fingerprints TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX partner_apps_partner ON partner_apps (partner_id)",
+                // One person per ref and one ref per person, per partner and environment ("one human, one account").
+                """
+                CREATE TABLE partner_links (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    environment TEXT NOT NULL,
+                    partner_user_ref TEXT NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    created_at BIGINT NOT NULL,
+                    UNIQUE (partner_id, environment, partner_user_ref),
+                    UNIQUE (partner_id, environment, user_id)
+                )
+                """,
+                """
+                CREATE TABLE verification_requests (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    environment TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    partner_user_ref TEXT,
+                    link_intent INTEGER NOT NULL,
+                    return_url TEXT,
+                    metadata TEXT,
+                    status TEXT NOT NULL,
+                    failure_reason TEXT,
+                    linked INTEGER NOT NULL DEFAULT 0,
+                    token TEXT,
+                    token_id TEXT,
+                    token_checked_at BIGINT,
+                    options_calls INTEGER NOT NULL DEFAULT 0,
+                    complete_calls INTEGER NOT NULL DEFAULT 0,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    completed_at BIGINT
+                )
+                """,
+                "CREATE INDEX verification_requests_expires ON verification_requests (expires_at)",
+                "ALTER TABLE challenges ADD COLUMN link_id TEXT",
+                """
+                CREATE TABLE webhook_endpoints (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    environment TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    secret TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX webhook_endpoints_partner ON webhook_endpoints (partner_id, environment)",
+                """
+                CREATE TABLE webhook_events (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    environment TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    body \(blob) NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE webhook_deliveries (
+                    id TEXT PRIMARY KEY,
+                    event_id TEXT NOT NULL REFERENCES webhook_events (id) ON DELETE CASCADE,
+                    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    next_attempt_at BIGINT NOT NULL,
+                    lease_owner TEXT,
+                    lease_until BIGINT,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at)",
+                """
+                CREATE TABLE webhook_attempts (
+                    id TEXT PRIMARY KEY,
+                    delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+                    attempt INTEGER NOT NULL,
+                    node TEXT NOT NULL,
+                    started_at BIGINT NOT NULL,
+                    duration_ms BIGINT NOT NULL,
+                    http_status INTEGER,
+                    error TEXT
+                )
+                """,
+                "CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id)",
+                // Token signing keys of the deployment; generation is unique so concurrent first starts make one key.
+                """
+                CREATE TABLE signing_keys (
+                    id TEXT PRIMARY KEY,
+                    generation BIGINT NOT NULL UNIQUE,
+                    private_key TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    activates_at BIGINT NOT NULL
+                )
+                """,
+            ]
+        },
     ]
 }

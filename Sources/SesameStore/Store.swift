@@ -140,4 +140,12 @@ extension Repositories {
     public var sessions: SessionRepository { SessionRepository(database: database) }
     /// Single-use sign-in tokens (hashed secrets).
     public var tokens: TokenRepository { TokenRepository(database: database) }
+    /// Inline-verification partners, their secrets, apps and links.
+    public var partners: PartnerRepository { PartnerRepository(database: database) }
+    /// Partners' verification requests.
+    public var verificationRequests: VerificationRequestRepository { VerificationRequestRepository(database: database) }
+    /// Webhook endpoints and the outbox.
+    public var webhooks: WebhookRepository { WebhookRepository(database: database) }
+    /// Verification-token signing keys.
+    public var signingKeys: SigningKeyRepository { SigningKeyRepository(database: database) }
 }

@@ -110,12 +110,12 @@ enum AdminCommands {
         }
     }
 
-    private static func openStore(_ args: inout Arguments) throws -> Store {
+    static func openStore(_ args: inout Arguments) throws -> Store {
         try Store.open(try Defaults.database(&args))
     }
 
     /// `--project ID`, or the only project.
-    private static func projectID(_ args: inout Arguments, _ sesame: Sesame) throws -> String {
+    static func projectID(_ args: inout Arguments, _ sesame: Sesame) throws -> String {
         if let id = try args.optional("--project") { return id }
         let projects = try sesame.projects.list()
         guard projects.count == 1 else {
@@ -140,7 +140,7 @@ enum AdminCommands {
         }
     }
 
-    private static func printJSON(_ value: some Encodable) {
+    static func printJSON(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -10,14 +10,23 @@ enum ServeCommand {
     static let usage = """
         usage: sesame serve [--db sqlite:PATH | postgres://...] [--listen HOST:PORT] [--threads N]
                             [--max-body BYTES] [--connection-timeout SECONDS] [--log json|off]
+                            [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
+                            [--webhooks on|off]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
-          SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG. Flags win.
-          Defaults: --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080 --log json
+          SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
+          SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS. Flags win.
+          --public-url is the API origin clients reach (the verification-token issuer); --app-url the origin of
+          the hosted pages (hand-off and passkey setup links). --webhooks-allow-local lets webhook endpoints use
+          http:// and loopback or private addresses: for development only. --inline-ip-limit is the calls per client
+          IP per minute on the public inline-verification endpoints (default 60). --webhooks off leaves webhook
+          delivery to other nodes (every node delivers by default).
+          Defaults: --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080 --log json,
+          --public-url http://localhost:PORT, --app-url the public URL.
         """
 
     static func run(_ raw: [String]) -> Int32 {
         do {
-            var args = try Arguments(raw, booleanFlags: [])
+            var args = try Arguments(raw, booleanFlags: ["--webhooks-allow-local"])
             let environment = ProcessInfo.processInfo.environment
             func setting(_ flag: String, _ variable: String) throws(Arguments.UsageError) -> String? {
                 try args.optional(flag) ?? environment[variable]
@@ -34,8 +43,24 @@ enum ServeCommand {
             }
             let logMode = try setting("--log", "SESAME_LOG") ?? "json"
             guard logMode == "json" || logMode == "off" else { throw Arguments.UsageError(message: "--log must be json or off") }
+            let publicURL = try setting("--public-url", "SESAME_PUBLIC_URL") ?? "http://localhost:\(listen.port)"
+            let appURL = try setting("--app-url", "SESAME_APP_URL") ?? publicURL
+            let allowLocal = args.flag("--webhooks-allow-local") || environment["SESAME_WEBHOOKS_ALLOW_LOCAL"] == "1"
+            let ipLimit = try setting("--inline-ip-limit", "SESAME_INLINE_IP_LIMIT").map { text throws(Arguments.UsageError) in
+                try positive(text, "--inline-ip-limit")
+            } ?? 60
+            let inline: InlineConfiguration
+            do {
+                inline = try InlineConfiguration(appURL: appURL, apiURL: publicURL, allowLocalWebhooks: allowLocal,
+                                                 publicCallsPerMinutePerIP: ipLimit).validated()
+            } catch {
+                throw Arguments.UsageError(message: error.detail)
+            }
+            let webhooks = try setting("--webhooks", "SESAME_WEBHOOKS") ?? "on"
+            guard webhooks == "on" || webhooks == "off" else { throw Arguments.UsageError(message: "--webhooks must be on or off") }
             try args.finish()
-            return serve(database: database, configuration: configuration, log: logMode == "json" ? RequestLog() : nil)
+            return serve(database: database, configuration: configuration, inline: inline, deliversWebhooks: webhooks == "on",
+                         log: logMode == "json" ? RequestLog() : nil)
         } catch let error as Arguments.UsageError {
             return fail("\(error.message)\n\(usage)", status: 2)
         } catch {
@@ -43,10 +68,11 @@ enum ServeCommand {
         }
     }
 
-    private static func serve(database: String, configuration: HTTPServer.Configuration, log: RequestLog?) -> Int32 {
+    private static func serve(database: String, configuration: HTTPServer.Configuration, inline: InlineConfiguration,
+                              deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
         let sesame: Sesame
         do {
-            sesame = Sesame(store: try Store.open(database))
+            sesame = Sesame(store: try Store.open(database), inline: inline)
             try Bootstrap.ensureDefaultProject(sesame)
         } catch let error as StoreError {
             return fail("cannot open the database: \(error.debugDescription)", status: 1)
@@ -65,8 +91,12 @@ enum ServeCommand {
         sweeper.schedule(deadline: .now() + 60, repeating: 60)
         sweeper.setEventHandler { _ = try? sesame.housekeeping.sweep() }
         sweeper.resume()
+        // Webhooks: every node delivers from the shared outbox; leases make each attempt one node's.
+        let webhooks = deliversWebhooks ? WebhookWorker(sesame: sesame) : nil
+        webhooks?.start()
         waitForTerminationSignal()
         sweeper.cancel()
+        webhooks?.stop()
         print("sesame: shutting down")
         fflush(nil)
         server.shutdown()

@@ -13,6 +13,8 @@ enum SesameCommand {
           project create|list|show|set-rp  manage projects and their relying party
           platform add|list|remove         manage a project's web, Android and Apple platforms
           apikey create|list|revoke        manage a project's API keys
+          partner ...                      inline-verification partners: keys, apps, webhooks, links
+          signing-key list|rotate          verification-token signing keys
           webauthn verify-registration     verify a registration response read from stdin
           webauthn verify-authentication   verify an authentication response read from stdin
           help                             show this text
@@ -33,6 +35,8 @@ enum SesameCommand {
             exit(ServeCommand.run(Array(arguments.dropFirst())))
         case "project", "platform", "apikey":
             exit(AdminCommands.run(arguments[0], Array(arguments.dropFirst())))
+        case "partner", "signing-key":
+            exit(PartnerCommands.run(arguments[0], Array(arguments.dropFirst())))
         case nil, "help", "--help", "-h":
             print(usage)
         default:

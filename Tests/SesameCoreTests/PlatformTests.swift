@@ -95,8 +95,8 @@ import WebAuthn
     }
 
     @Test("webauthn lists the concrete web origins for Related Origin Requests")
-    func relatedOrigins() {
-        let object = json(WellKnownFiles.relatedOrigins(RelyingPartyTests.configuration)) as! [String: [String]]
+    func relatedOrigins() throws {
+        let object = json(try #require(WellKnownFiles.relatedOrigins(RelyingPartyTests.configuration))) as! [String: [String]]
         #expect(object["origins"] == ["https://example.com"])
     }
 }

@@ -20,12 +20,15 @@ public struct ChallengeRecord: Sendable, Hashable {
     public var rpID: String?
     /// A name requested with the ceremony (the passkey's name for a registration).
     public var name: String?
+    /// The partner link the ceremony was issued under (inline verification), to detect a relink mid-way.
+    public var linkID: String?
 
     public init(
         id: String, projectID: String, purpose: String, challenge: [UInt8], userID: String? = nil,
         sessionID: String? = nil, requestID: String? = nil, expiresAt: Date, createdAt: Date, rpID: String? = nil,
-        name: String? = nil
+        name: String? = nil, linkID: String? = nil
     ) {
+        self.linkID = linkID
         self.rpID = rpID
         self.name = name
         self.id = id
@@ -50,7 +53,7 @@ public struct ChallengeRepository: Sendable {
     public init(database: any SQLDatabase) { self.database = database }
 
     private static let columns =
-        "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at, rp_id, name"
+        "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at, rp_id, name, link_id"
 
     /// Inserts a challenge.
     /// - Throws: ``StoreError/Code/conflict`` when the ID exists, ``StoreError/Code/notFound`` when the project
@@ -85,13 +88,14 @@ public struct ChallengeRepository: Sendable {
         }
     }
 
-    private static let insert = "INSERT INTO challenges (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    private static let insert = "INSERT INTO challenges (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 
     private static func values(_ challenge: ChallengeRecord) -> [SQLValue] {
         [
             .text(challenge.id), .text(challenge.projectID), .text(challenge.purpose), .blob(challenge.challenge),
             .text(challenge.userID), .text(challenge.sessionID), .text(challenge.requestID),
             .date(challenge.expiresAt), .date(challenge.createdAt), .text(challenge.rpID), .text(challenge.name),
+            .text(challenge.linkID),
         ]
     }
 
@@ -106,6 +110,18 @@ public struct ChallengeRepository: Sendable {
     public func consume(id: String, now: Date) throws(StoreError) -> ChallengeRecord? {
         let rows = try database.query(
             "DELETE FROM challenges WHERE id = $1 RETURNING \(Self.columns)", [.text(id)]
+        )
+        guard let row = rows.first else { return nil }
+        let challenge = try Self.record(row)
+        return challenge.isExpired(at: now) ? nil : challenge
+    }
+
+    /// Like ``consume(id:now:)``, but only a challenge of this `purpose` bound to this `requestID` is taken: a
+    /// challenge of another request stays usable by its own.
+    public func consume(id: String, requestID: String, purpose: String, now: Date) throws(StoreError) -> ChallengeRecord? {
+        let rows = try database.query(
+            "DELETE FROM challenges WHERE id = $1 AND request_id = $2 AND purpose = $3 RETURNING \(Self.columns)",
+            [.text(id), .text(requestID), .text(purpose)]
         )
         guard let row = rows.first else { return nil }
         let challenge = try Self.record(row)
@@ -141,7 +157,8 @@ public struct ChallengeRepository: Sendable {
             challenge: try row.blob("challenge"), userID: try row.optionalText("user_id"),
             sessionID: try row.optionalText("session_id"), requestID: try row.optionalText("request_id"),
             expiresAt: try row.date("expires_at"), createdAt: try row.date("created_at"),
-            rpID: try row.optionalText("rp_id"), name: try row.optionalText("name")
+            rpID: try row.optionalText("rp_id"), name: try row.optionalText("name"),
+            linkID: try row.optionalText("link_id")
         )
     }
 }

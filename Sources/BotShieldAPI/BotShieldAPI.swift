@@ -1,0 +1,63 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+
+/// The inline-verification API under `/operations` (spec `botshield-inline-passkey.md`), and the token JWKS.
+///
+/// Partner servers (API key, grant) open verification requests and read their outcome; partner apps call the two
+/// public `/operations/request/*` endpoints, where the request ID is the only credential and every answer is HTTP 200.
+/// Only wire translation lives here; the rules are in `SesameCore` (`PartnerService`, `VerificationService`,
+/// `InlinePasskeyService`).
+public enum BotShieldAPI {
+    /// Mounts the error shapes and adds every route.
+    public static func add(to router: inout Router, sesame: Sesame) {
+        router.mount("/operations", errorRenderer: PartnerErrorRenderer())
+        router.mount("/operations/request", errorRenderer: PublicErrorRenderer())
+        router.mount("/operations/handoff", errorRenderer: PublicErrorRenderer())
+        PartnerRoutes.add(to: &router, sesame: sesame)
+        PublicRoutes.add(to: &router, sesame: sesame)
+        router.add(.GET, "/.well-known/jwks.json") { _ in
+            let jwks = try PartnerRoutes.call { () throws(SesameError) in try sesame.signingKeys.jwks() }
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
+                                body: jwks.jsonEncoded())
+        }
+    }
+
+    /// `{ "data": { "data": payload } }`, never cached.
+    static func envelope(_ payload: [String: Any]) -> HTTPResponse {
+        response(["data": ["data": payload]])
+    }
+
+    static func response(_ object: [String: Any], status: Int = 200) -> HTTPResponse {
+        // Payloads are built from strings, numbers, booleans and parsed JSON only, so serialization cannot fail.
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: Array(body))
+    }
+
+    /// The body as a JSON object, or `nil` when it is not one.
+    static func object(_ request: HTTPRequest) -> [String: Any]? {
+        guard !request.body.isEmpty else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+    }
+
+    /// A string member, or `nil` when it is absent or not a string.
+    static func string(_ object: [String: Any]?, _ key: String) -> String? {
+        object?[key] as? String
+    }
+}
+
+/// Pattern B errors: the real HTTP status with `{ "error": { "statusCode", "code", "message" } }`.
+struct PartnerErrorRenderer: HTTPErrorRenderer {
+    func render(_ error: HTTPError, for request: HTTPRequest) -> HTTPResponse {
+        BotShieldAPI.response(["error": ["statusCode": error.status, "code": error.code, "message": error.message]], status: error.status)
+    }
+}
+
+/// Errors of the public endpoints: still HTTP 200, as `{ "data": { "error": { "statusCode", "message" } } }`, which
+/// apps treat like a fallback. The message is a generic code, never internal text.
+struct PublicErrorRenderer: HTTPErrorRenderer {
+    func render(_ error: HTTPError, for request: HTTPRequest) -> HTTPResponse {
+        let message = error.status >= 500 ? "internal_error" : error.code
+        return BotShieldAPI.response(["data": ["error": ["statusCode": error.status, "message": message]]])
+    }
+}

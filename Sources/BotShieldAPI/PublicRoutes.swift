@@ -1,0 +1,109 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+import WebAuthn
+
+/// `POST /operations/request/passkey-options` and `POST /operations/request/passkey-complete` (spec §1.3-§1.5).
+///
+/// No authentication: the request ID is the only credential. Every answer is HTTP 200 with `{ "data": { "data": … } }`
+/// (or `{ "data": { "error": … } }` for a server error or a rate limit). CORS is open to any origin without credentials,
+/// since hybrid apps call from WebView origins.
+enum PublicRoutes {
+    static func add(to router: inout Router, sesame: Sesame) {
+        router.add(.POST, "/operations/request/passkey-options", corsAnyOrigin: true) { request in
+            let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
+            let answer = try PartnerRoutes.call { () throws(SesameError) in
+                try sesame.inlinePasskey.options(requestID: requestID, clientIP: request.remoteAddress)
+            }
+            switch answer {
+            case .options(let options):
+                return BotShieldAPI.envelope([
+                    "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                    "challenge_id": options.challengeID,
+                    "expires_at": Timestamps.rfc3339(options.expiresAt),
+                    "url": options.url,
+                    "setup_url": options.setupURL,
+                ])
+            case .fallback(let reason, let url, let setupURL):
+                return BotShieldAPI.envelope(["fallback": "app", "reason": reason, "url": url, "setup_url": setupURL])
+            case .closed(let outcome):
+                return BotShieldAPI.envelope(payload(outcome))
+            }
+        }
+
+        router.add(.POST, "/operations/request/passkey-complete", corsAnyOrigin: true) { request in
+            // §1.5 step 1: a body that is not an object, or lacks a field, fails before anything is looked up.
+            let body = BotShieldAPI.object(request)
+            guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
+            guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
+                  let response = body?["response"] as? [String: Any],
+                  let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
+            else { return BotShieldAPI.envelope(payload(.assertionInvalid)) }
+            let outcome = try PartnerRoutes.call { () throws(SesameError) in
+                try sesame.inlinePasskey.complete(requestID: requestID, challengeID: challengeID, credentialJSON: Array(credentialJSON),
+                                                  clientIP: request.remoteAddress)
+            }
+            return BotShieldAPI.envelope(payload(outcome))
+        }
+
+        // The hosted hand-off page's calls (the page itself comes with the web pages).
+        router.add(.POST, "/operations/handoff/options", corsAnyOrigin: true) { request in
+            let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
+            let answer = try PartnerRoutes.call { () throws(SesameError) in
+                try sesame.handOff.options(requestID: requestID, clientIP: request.remoteAddress)
+            }
+            switch answer {
+            case .options(let options):
+                return BotShieldAPI.envelope([
+                    "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
+                    "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                    "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
+                ])
+            case .closed(let outcome):
+                return BotShieldAPI.envelope(payload(outcome))
+            }
+        }
+
+        router.add(.POST, "/operations/handoff/complete", corsAnyOrigin: true) { request in
+            let body = BotShieldAPI.object(request)
+            guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
+            guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
+                  let response = body?["response"] as? [String: Any],
+                  let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
+            else { return BotShieldAPI.envelope(payload(.assertionInvalid)) }
+            let outcome = try PartnerRoutes.call { () throws(SesameError) in
+                try sesame.handOff.complete(requestID: requestID, challengeID: challengeID, credentialJSON: Array(credentialJSON),
+                                            clientIP: request.remoteAddress)
+            }
+            return BotShieldAPI.envelope(payload(outcome))
+        }
+
+        router.add(.POST, "/operations/handoff/decline", corsAnyOrigin: true) { request in
+            let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
+            let outcome = try PartnerRoutes.call { () throws(SesameError) in try sesame.handOff.decline(requestID: requestID) }
+            return BotShieldAPI.envelope(payload(outcome))
+        }
+    }
+
+    /// `{ outcome, code? }` and nothing else.
+    static func payload(_ outcome: InlineOutcome) -> [String: Any] {
+        var payload: [String: Any] = ["outcome": outcome.outcome]
+        if let code = outcome.code { payload["code"] = code }
+        return payload
+    }
+
+    /// WebAuthn request options to pass to the platform unchanged: nothing names the person.
+    static func requestOptions(rpID: String, challenge: [UInt8], allowCredentials: [CredentialDescriptor]) -> [String: Any] {
+        [
+            "rpId": rpID,
+            "challenge": Base64URL.encode(challenge),
+            "allowCredentials": allowCredentials.map { credential -> [String: Any] in
+                var descriptor: [String: Any] = ["id": Base64URL.encode(credential.id), "type": "public-key"]
+                if !credential.transports.isEmpty { descriptor["transports"] = credential.transports }
+                return descriptor
+            },
+            "userVerification": "required",
+            "timeout": 60000,
+        ]
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import SesameStore
+
+/// The claims of a verification token (spec §2.4): what was verified, never who.
+public struct VerificationTokenClaims: Codable, Sendable, Hashable {
+    /// The API origin.
+    public var iss: String
+    /// The partner (`org_…`) that created the request.
+    public var aud: String
+    public var iat: Int64
+    /// `iat + 300`.
+    public var exp: Int64
+    /// A random token ID, recorded when the token is checked online.
+    public var jti: String
+    public var requestID: String
+    public var scope: String
+    /// `live` or `test`.
+    public var env: String
+    /// Always `true`: tokens are minted only on success.
+    public var verified: Bool
+    /// Whether the confirming person is the one linked to `partner_user_ref`.
+    public var linked: Bool
+    /// The partner's own ref, echoed when the request had one.
+    public var partnerUserRef: String?
+    /// The claims version, 1.
+    public var ver: Int
+
+    enum CodingKeys: String, CodingKey {
+        case iss, aud, iat, exp, jti, scope, env, verified, linked, ver
+        case requestID = "request_id"
+        case partnerUserRef = "partner_user_ref"
+    }
+}
+
+/// Signs verification tokens; ``SigningKeyService`` in production, replaceable to test a signer that fails.
+public protocol VerificationTokenSigner: Sendable {
+    /// The claims as a compact JWS.
+    func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String
+}
+
+/// Why a completion did not happen; each is a `failed` outcome code on the wire.
+public enum CompletionRefusal: String, Error, Sendable, Hashable {
+    /// The request was completed, failed or expired first (by the hand-off, for example).
+    case requestClosed = "request_closed"
+    /// The hand-off's link could not be written: the ref or the person is linked already (one human, one account).
+    case alreadyLinked = "already_linked"
+    /// Minting the token or writing the completion failed; the request stays pending.
+    case completionFailed = "completion_failed"
+}
+
+/// The one routine that completes a request, on every path (inline passkey and hand-off): the request moves from
+/// pending to completed with its token, and `gate.human_verified` goes into the outbox in the same transaction.
+struct CompletionRoutine {
+    let sesame: Sesame
+
+    /// How long a verification token is valid: 5 minutes.
+    static let tokenLifetime: Int64 = 300
+    static let eventType = "gate.human_verified"
+
+    /// Completes `request`; with `link`, the hand-off's link is written in the same transaction.
+    func complete(_ request: VerificationRequestRecord, linked: Bool, link: PartnerLinkRecord? = nil) throws(CompletionRefusal) {
+        let now = sesame.clock.now()
+        let issuedAt = Int64(now.timeIntervalSince1970)
+        let claims = VerificationTokenClaims(
+            iss: sesame.inline.issuer, aud: request.partnerID, iat: issuedAt, exp: issuedAt + Self.tokenLifetime,
+            jti: Identifiers.unique() + Identifiers.unique(), requestID: request.id, scope: request.scope, env: request.environment,
+            verified: true, linked: linked, partnerUserRef: request.partnerUserRef, ver: 1
+        )
+        // The token is minted before the transaction: signing may read or create keys, which must not wait on it.
+        let token: String
+        do { token = try sesame.tokenSigner.sign(claims) } catch { throw .completionFailed }
+        let event = WebhookEventRecord(id: StandardWebhooks.newMessageID(), partnerID: request.partnerID, environment: request.environment,
+                                       type: Self.eventType, body: Self.eventBody(request, token: token, linked: linked, at: now),
+                                       createdAt: now)
+        let completed: Bool
+        do {
+            completed = try sesame.store.transaction { transaction throws(StoreError) -> Bool in
+                guard try transaction.verificationRequests.complete(id: request.id, linked: linked, token: token, tokenID: claims.jti, at: now)
+                else { return false }
+                if let link { try transaction.partners.createLink(link) }
+                try transaction.webhooks.enqueue(event)
+                return true
+            }
+        } catch where error.code == .conflict && link != nil {
+            throw .alreadyLinked
+        } catch {
+            throw .completionFailed
+        }
+        guard completed else { throw .requestClosed }
+    }
+
+    /// The `gate.human_verified` body, serialized once: these exact bytes are signed and sent on every attempt.
+    /// Identical whichever path completed the request (no method field).
+    static func eventBody(_ request: VerificationRequestRecord, token: String, linked: Bool, at time: Date) -> [UInt8] {
+        var data: [String: Any] = [
+            "request_id": request.id, "scope": request.scope, "env": request.environment, "linked": linked, "verification_token": token,
+        ]
+        if let ref = request.partnerUserRef { data["partner_user_ref"] = ref }
+        if let metadata = request.metadata, let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8)) {
+            data["metadata"] = object
+        }
+        let body: [String: Any] = ["type": eventType, "timestamp": Timestamps.rfc3339(time), "data": data]
+        // Strings, booleans and a parsed JSON object always serialize.
+        return Array(try! JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
+    }
+}
+
+/// RFC 3339 UTC timestamps with milliseconds, as every inline-verification payload writes them.
+public enum Timestamps {
+    /// For example `2026-11-10T17:09:05.000Z`.
+    public static func rfc3339(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}

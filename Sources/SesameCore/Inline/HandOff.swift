@@ -1,0 +1,124 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+import WebAuthn
+
+/// What the hosted hand-off page shows for a request, with passkey options when it can still complete.
+public enum HandOffAnswer: Sendable, Hashable {
+    case options(HandOffOptions)
+    case closed(InlineOutcome)
+}
+
+/// The hand-off page's view of a pending request.
+public struct HandOffOptions: Sendable, Hashable {
+    /// The partner's display name and the action, for the page to show.
+    public let partnerName: String
+    public let scope: String
+    /// Whether completing also links the partner's ref to the person (`link: true`).
+    public let linkIntent: Bool
+    public let rpID: String
+    public let challenge: [UInt8]
+    /// The linked person's passkeys; empty for a request without a linked person (any person's discoverable passkey).
+    public let allowCredentials: [CredentialDescriptor]
+    public let challengeID: String
+    public let expiresAt: Date
+}
+
+/// The server side of the hosted hand-off page (`{app}/verify?request_id=…`): the page itself comes with the web
+/// pages, and calls these. It completes requests through the same routine as the inline passkey, so status, token and
+/// webhook are identical on both paths. Assertions are accepted only from the hosted pages' origin.
+public struct HandOffService: Sendable {
+    let sesame: Sesame
+
+    static let purpose = "handoff"
+    /// Codes only the hand-off gives: a link conflict and the person declining.
+    public static let alreadyLinked = InlineOutcome(outcome: "failed", code: "already_linked")
+    public static let declined = InlineOutcome(outcome: "failed", code: "user_denied")
+
+    /// Options for the page: the linked person's passkeys, or any discoverable passkey of the project.
+    public func options(requestID: String, clientIP: String?) throws(SesameError) -> HandOffAnswer {
+        let inline = InlinePasskeyService(sesame: sesame)
+        try inline.limit(clientIP)
+        guard let request = try inline.lookUp(requestID, counting: .options) else { return .closed(.unknownRequest) }
+        let now = sesame.clock.now()
+        if request.isExpired(at: now) { return .closed(.requestExpired) }
+        guard request.status == VerificationRequestRecord.pending else { return .closed(.requestClosed) }
+        let partner = try sesame.partners.get(request.partnerID)
+        let project = try sesame.projects.get(partner.projectID)
+        let link = try currentLink(request)
+        let credentials = try link.map { link throws(SesameError) in
+            try StoreErrors.map { () throws(StoreError) in try sesame.store.credentials.list(userID: link.userID) }
+                .filter { $0.rpID == project.relyingPartyID }
+        } ?? []
+        let challenge = ChallengeRecord(
+            id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
+            userID: link?.userID, requestID: request.id, expiresAt: now.addingTimeInterval(InlinePasskeyService.challengeLifetime), createdAt: now,
+            rpID: project.relyingPartyID, linkID: link?.id
+        )
+        try StoreErrors.map { () throws(StoreError) in try sesame.store.challenges.create(challenge) }
+        return .options(HandOffOptions(
+            partnerName: partner.name, scope: request.scope, linkIntent: request.linkIntent, rpID: project.relyingPartyID,
+            challenge: challenge.challenge, allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },
+            challengeID: challenge.id, expiresAt: min(challenge.expiresAt, request.expiresAt)
+        ))
+    }
+
+    /// Checks the page's assertion and completes the request: as the linked person (`linked: true`), as whoever
+    /// confirmed an unlinked request (`linked: false`), or, with `link: true`, linking the ref to that person in the
+    /// completion's transaction (a conflict fails the request with `already_linked`).
+    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
+        let inline = InlinePasskeyService(sesame: sesame)
+        try inline.limit(clientIP)
+        guard let request = try inline.lookUp(requestID, counting: .complete) else { return .unknownRequest }
+        let now = sesame.clock.now()
+        if request.isExpired(at: now) { return .requestExpired }
+        guard request.status == VerificationRequestRecord.pending else { return .requestClosed }
+        let consumed = try StoreErrors.map { () throws(StoreError) in
+            try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
+        }
+        guard let consumed else { return .challengeExpired }
+        if let linkID = consumed.linkID, try currentLink(request)?.id != linkID { return .linkChanged }
+        let project = try sesame.projects.get(try sesame.partners.get(request.partnerID).projectID)
+        let policy = RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
+                                        allowedAlgorithms: PasskeyService.algorithms)
+        guard let assertion = try inline.verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: policy) else {
+            return .assertionInvalid
+        }
+        if let personID = consumed.userID, assertion.owner.id != personID { return .wrongIdentity }
+        guard assertion.verified.userVerified else { return .userNotVerified }
+        var newLink: PartnerLinkRecord?
+        if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
+            newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref,
+                                        userID: assertion.owner.id, createdAt: now)
+        }
+        do {
+            try CompletionRoutine(sesame: sesame).complete(request, linked: consumed.userID != nil || newLink != nil, link: newLink)
+        } catch {
+            switch error {
+            case .requestClosed: return .requestClosed
+            case .completionFailed: return .completionFailed
+            case .alreadyLinked:
+                _ = try StoreErrors.map { () throws(StoreError) in
+                    try sesame.store.verificationRequests.fail(id: request.id, reason: "already_linked", at: now)
+                }
+                return Self.alreadyLinked
+            }
+        }
+        assertion.recordUse(sesame, at: now)
+        return .verified
+    }
+
+    /// The person declined on the page: the request fails with `user_denied`.
+    public func decline(requestID: String) throws(SesameError) -> InlineOutcome {
+        guard VerificationService.isRequestID(requestID) else { return .unknownRequest }
+        let failed = try StoreErrors.map { () throws(StoreError) in
+            try sesame.store.verificationRequests.fail(id: requestID, reason: "user_denied", at: sesame.clock.now())
+        }
+        return failed ? Self.declined : .requestClosed
+    }
+
+    private func currentLink(_ request: VerificationRequestRecord) throws(SesameError) -> PartnerLink? {
+        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment) else { return nil }
+        return try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+import WebAuthn
+
+/// What `passkey-options` answers: options for the linked person, a fallback to the hand-off, or a closed request.
+public enum InlineOptionsAnswer: Sendable, Hashable {
+    case options(InlinePasskeyOptions)
+    /// `reason` is `not_linked` or `no_passkey`.
+    case fallback(reason: String, url: String, setupURL: String)
+    case closed(InlineOutcome)
+}
+
+/// WebAuthn request options for the linked person, and the links every panel keeps.
+public struct InlinePasskeyOptions: Sendable, Hashable {
+    public let rpID: String
+    /// 32 random bytes, valid once for 5 minutes.
+    public let challenge: [UInt8]
+    /// Only the linked person's passkeys, with their stored transports.
+    public let allowCredentials: [CredentialDescriptor]
+    /// A random UUID naming the challenge record.
+    public let challengeID: String
+    /// The earlier of the challenge's and the request's expiry.
+    public let expiresAt: Date
+    public let url: String
+    public let setupURL: String
+}
+
+/// An outcome of the public endpoints, with its optional code; codes never identify anyone.
+public struct InlineOutcome: Sendable, Hashable {
+    public let outcome: String
+    public let code: String?
+
+    public static let verified = InlineOutcome(outcome: "verified", code: nil)
+    public static let wrongIdentity = InlineOutcome(outcome: "wrong_identity", code: nil)
+    public static let challengeExpired = InlineOutcome(outcome: "expired", code: "challenge_expired")
+    public static let requestExpired = InlineOutcome(outcome: "expired", code: "request_expired")
+    public static let linkChanged = InlineOutcome(outcome: "failed", code: "link_changed")
+    public static let assertionInvalid = InlineOutcome(outcome: "failed", code: "assertion_invalid")
+    public static let userNotVerified = InlineOutcome(outcome: "failed", code: "user_not_verified")
+    public static let unknownRequest = InlineOutcome(outcome: "failed", code: "unknown_request")
+    public static let requestClosed = InlineOutcome(outcome: "failed", code: "request_closed")
+    public static let completionFailed = InlineOutcome(outcome: "failed", code: "completion_failed")
+
+    /// Every code the endpoints can emit.
+    public static let allCodes: Set<String> = [
+        "challenge_expired", "request_expired", "link_changed", "assertion_invalid", "user_not_verified", "unknown_request",
+        "request_closed", "completion_failed",
+    ]
+}
+
+/// A genuine assertion: whose passkey it was, and what to store after the ceremony completes.
+struct VerifiedAssertion {
+    let owner: UserRecord
+    let credentialRecordID: String
+    let verified: VerifiedAuthentication
+
+    /// Stores the sign count, backup state and last use (§7.2 step 24). A concurrent use that moved the count first
+    /// wins; the completed request stands either way.
+    func recordUse(_ sesame: Sesame, at now: Date) {
+        _ = try? sesame.store.credentials.updateAfterAuthentication(
+            id: credentialRecordID, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
+            userVerified: verified.userVerified, at: now
+        )
+    }
+}
+
+/// The inline passkey (spec §1.4, §1.5): options for the person linked to a request, and the check of their answer.
+/// The request ID is the only credential; no inline failure closes the request.
+public struct InlinePasskeyService: Sendable {
+    let sesame: Sesame
+
+    /// How long an inline challenge works: 5 minutes.
+    public static let challengeLifetime: TimeInterval = 300
+    /// `passkey-options` and `passkey-complete` calls allowed per request, each.
+    public static let callsPerRequest = 10
+    static let purpose = "inline-verification"
+
+    /// The relying party policy of inline assertions: `https://{rpId}` (iOS apps), the hosted pages' origin, and each
+    /// approved Android app's `android:apk-key-hash:` origin. User verification is checked separately, after identity.
+    public func policy(project: Project) throws(SesameError) -> RelyingPartyPolicy {
+        let apps = try sesame.partners.approvedPlatforms(projectID: project.id)
+        let origins = ["https://\(project.relyingPartyID)", sesame.inline.appOrigin] + apps.flatMap { app -> [String] in
+            if case .android = app { return app.origins(rpID: project.relyingPartyID) }
+            return []
+        }
+        return RelyingPartyPolicy(id: project.relyingPartyID, origins: Array(Set(origins)).sorted(), requiresUserVerification: false,
+                                  allowedAlgorithms: PasskeyService.algorithms)
+    }
+
+    /// `passkey-options`, in the order of spec §1.4. Never changes the request.
+    /// - Parameter clientIP: for the per-IP limit.
+    /// - Throws: `rate_limited`, or a storage error.
+    public func options(requestID: String, clientIP: String?) throws(SesameError) -> InlineOptionsAnswer {
+        try limit(clientIP)
+        guard let request = try lookUp(requestID, counting: .options) else { return .closed(.unknownRequest) }
+        let now = sesame.clock.now()
+        if request.isExpired(at: now) { return .closed(.requestExpired) }
+        guard request.status == VerificationRequestRecord.pending else { return .closed(.requestClosed) }
+        let url = sesame.inline.handOffURL(requestID: request.id)
+        let setupURL = sesame.inline.setupURL
+        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment),
+              let link = try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
+        else { return .fallback(reason: "not_linked", url: url, setupURL: setupURL) }
+        let project = try project(of: request)
+        let credentials = try StoreErrors.map { () throws(StoreError) in try sesame.store.credentials.list(userID: link.userID) }
+            .filter { $0.rpID == project.relyingPartyID }
+        guard !credentials.isEmpty else { return .fallback(reason: "no_passkey", url: url, setupURL: setupURL) }
+        let challenge = ChallengeRecord(
+            id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
+            userID: link.userID, requestID: request.id, expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now,
+            rpID: project.relyingPartyID, linkID: link.id
+        )
+        try StoreErrors.map { () throws(StoreError) in try sesame.store.challenges.create(challenge) }
+        return .options(InlinePasskeyOptions(
+            rpID: project.relyingPartyID, challenge: challenge.challenge,
+            allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },
+            challengeID: challenge.id, expiresAt: min(challenge.expiresAt, request.expiresAt), url: url, setupURL: setupURL
+        ))
+    }
+
+    /// `passkey-complete`, in the check order of spec §1.5.
+    /// - Parameter credentialJSON: the `AuthenticationResponseJSON`.
+    /// - Throws: `rate_limited`, or a storage error.
+    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
+        try limit(clientIP)
+        // Step 2: the request is known, unexpired and pending.
+        guard let request = try lookUp(requestID, counting: .complete) else { return .unknownRequest }
+        let now = sesame.clock.now()
+        if request.isExpired(at: now) { return .requestExpired }
+        guard request.status == VerificationRequestRecord.pending else { return .requestClosed }
+        // Step 3: the challenge is consumed only if it is this request's; any attempt past here uses it up.
+        let consumed = try StoreErrors.map { () throws(StoreError) in
+            try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
+        }
+        guard let consumed, let personID = consumed.userID else { return .challengeExpired }
+        // Step 4: the ref still has the link the options were issued under.
+        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment),
+              let link = try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref),
+              link.id == consumed.linkID
+        else { return .linkChanged }
+        // Steps 5-6: the credential by rawId, and WebAuthn §7.2 against its stored key and the consumed challenge.
+        let project = try project(of: request)
+        guard let assertion = try verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge,
+                                                  policy: try policy(project: project))
+        else { return .assertionInvalid }
+        let owner = assertion.owner, verified = assertion.verified
+        // Step 7: a genuine assertion, but by someone else's passkey.
+        guard owner.id == personID, owner.id == link.userID else { return .wrongIdentity }
+        // Step 8: the person unlocked the passkey.
+        guard verified.userVerified else { return .userNotVerified }
+        // Step 9: the completion routine the hand-off uses too; then the credential's counters.
+        do {
+            try CompletionRoutine(sesame: sesame).complete(request, linked: true)
+        } catch {
+            return error == .requestClosed ? .requestClosed : .completionFailed
+        }
+        assertion.recordUse(sesame, at: now)
+        // Step 10.
+        return .verified
+    }
+
+    /// §1.5 steps 5-6: looks the credential up by `rawId` (which must name the same bytes as `id`) among the project's
+    /// passkeys and verifies the assertion (WebAuthn §7.2) against its stored key, `challenge` and `policy`. A returned
+    /// `userHandle` must be the owner's.
+    /// - Returns: the owner and what to store, or `nil` when the answer does not check out.
+    func verifyAssertion(_ credentialJSON: [UInt8], project: Project, challenge: [UInt8], policy: RelyingPartyPolicy) throws(SesameError)
+        -> VerifiedAssertion?
+    {
+        guard let credential = try? AuthenticationCredential(json: credentialJSON) else { return nil }
+        let stored = try StoreErrors.map { () throws(StoreError) in
+            try sesame.store.credentials.find(rpID: project.relyingPartyID, credentialID: credential.rawID)
+        }
+        guard let stored, stored.projectID == project.id,
+              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) })
+        else { return nil }
+        do {
+            let record = WebAuthn.CredentialRecord(
+                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
+                backupEligible: stored.backupEligible, userHandle: owner.userHandle
+            )
+            let verified = try AuthenticationVerifier.verify(
+                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge, identifiedUserHandle: owner.userHandle),
+                record: record
+            )
+            return VerifiedAssertion(owner: owner, credentialRecordID: stored.id, verified: verified)
+        } catch {
+            return nil
+        }
+    }
+
+    func limit(_ clientIP: String?) throws(SesameError) {
+        guard let clientIP else { return }
+        let limit = sesame.inline.publicCallsPerMinutePerIP
+        let decision = try sesame.rateLimiter.hit("inline-ip:\(clientIP)", limit: limit, window: 60)
+        guard decision.allowed else { throw SesameError(.rateLimited, "\(limit) calls per IP per minute", rateLimit: decision) }
+    }
+
+    /// The request named by a well-formed ID, after counting this call against its limit.
+    func lookUp(_ requestID: String, counting counter: VerificationRequestRepository.CallCounter) throws(SesameError)
+        -> VerificationRequestRecord?
+    {
+        guard VerificationService.isRequestID(requestID) else { return nil }
+        let calls = try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.countCall(id: requestID, counter: counter) }
+        guard let calls else { return nil }
+        guard calls <= Self.callsPerRequest else { throw SesameError(.rateLimited, "10 calls per request") }
+        return try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.get(id: requestID) }
+    }
+
+    private func project(of request: VerificationRequestRecord) throws(SesameError) -> Project {
+        try sesame.projects.get(try sesame.partners.get(request.partnerID).projectID)
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+import Synchronization
+
+/// The deployment's ES256 keys for verification tokens, with rotation (spec §2.4).
+///
+/// The first key is made on first use and signs at once. `rotate` adds the next generation, published at once and
+/// signing from `activatesAt` (24 hours later by default), so partners that cache the JWKS see it before any token
+/// uses it. A key stays published for ``retention`` after its successor takes over, longer than any token lives.
+/// Private keys are stored as PKCS#8 PEM in the database, which is the deployment's root of trust anyway.
+public struct SigningKeyService: VerificationTokenSigner {
+    let store: Store
+    let clock: any SesameClock
+
+    /// How long a superseded key stays in the JWKS after its successor starts signing.
+    public static let retention: TimeInterval = 3600
+    /// The default time between publishing a new key and signing with it.
+    public static let defaultActivationDelay: TimeInterval = 86_400
+
+    /// Parsed private keys by `kid` (parsing PEM costs as much as signing).
+    private static let parsed = Mutex<[String: PrivateKey]>([:])
+
+    /// A published key.
+    public struct Key: Sendable, Hashable {
+        public let kid: String
+        public let generation: Int64
+        public let activatesAt: Date
+        /// Whether it is the key signing now.
+        public let isSigning: Bool
+    }
+
+    /// Every key, oldest first, with the one signing now marked; creates the first key when there is none.
+    public func keys() throws(SesameError) -> [Key] {
+        let records = try records()
+        let signing = try signingRecord(records)
+        return records.map { Key(kid: $0.id, generation: $0.generation, activatesAt: $0.activatesAt, isSigning: $0.id == signing.id) }
+    }
+
+    /// The JWKS: every key that is pending, signing, or superseded less than ``retention`` ago.
+    public func jwks() throws(SesameError) -> JWKSet {
+        let now = clock.now()
+        let records = try records()
+        let published = records.enumerated().filter { index, _ in
+            guard index + 1 < records.count else { return true }
+            // Superseded once the next generation is active; kept for the retention period after that.
+            return records[index + 1].activatesAt.addingTimeInterval(Self.retention) > now
+        }
+        return try JWKSet(publicKeys: try published.map { _, record throws(SesameError) in try privateKey(record).publicKey })
+    }
+
+    /// Adds the next key, signing from `activateAfter` seconds on.
+    public func rotate(activateAfter delay: TimeInterval = Self.defaultActivationDelay) throws(SesameError) -> Key {
+        let records = try records()
+        let now = clock.now()
+        let record = try newRecord(generation: (records.last?.generation ?? 0) + 1, activatesAt: now.addingTimeInterval(max(0, delay)))
+        let inserted = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.createIfAbsent(record) }
+        guard inserted else { throw SesameError(.conflict, "another rotation ran at the same time") }
+        return Key(kid: record.id, generation: record.generation, activatesAt: record.activatesAt, isSigning: delay <= 0)
+    }
+
+    /// Signs claims with the key active now.
+    public func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
+        let record = try signingRecord(try records())
+        let payload: JSONValue
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            payload = try JSONValue(jsonEncoded: Array(try encoder.encode(claims)))
+        } catch {
+            throw SesameError(.internalFailure, "claims do not encode")
+        }
+        guard let object = payload.objectValue else { throw SesameError(.internalFailure, "claims are not an object") }
+        return try ES256JWS.sign(claims: object, key: try privateKey(record), kid: record.id)
+    }
+
+    /// Verifies a token against the published keys and decodes its claims.
+    /// - Throws: `invalid_jwt` (detail `malformed` when the claims are not verification-token claims).
+    public func verify(_ token: String) throws(SesameError) -> VerificationTokenClaims {
+        let keys = try jwks().publicKeys()
+        let claims = try ES256JWS.verify(token: token, keys: keys)
+        do {
+            return try JSONDecoder().decode(VerificationTokenClaims.self, from: Data(try JSONValue.object(claims).jsonEncoded()))
+        } catch {
+            throw SesameError(.invalidJWT, "malformed")
+        }
+    }
+
+    private func records() throws(SesameError) -> [SigningKeyRecord] {
+        let records = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.list() }
+        if !records.isEmpty { return records }
+        // First use: generation 1 signs at once (no token exists yet). Concurrent first uses on several nodes make one.
+        let first = try newRecord(generation: 1, activatesAt: clock.now())
+        _ = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.createIfAbsent(first) }
+        return try StoreErrors.map { () throws(StoreError) in try store.signingKeys.list() }
+    }
+
+    /// The newest key already active.
+    private func signingRecord(_ records: [SigningKeyRecord]) throws(SesameError) -> SigningKeyRecord {
+        let now = clock.now()
+        guard let record = records.last(where: { $0.activatesAt <= now }) ?? records.first else {
+            throw SesameError(.internalFailure, "no signing key")
+        }
+        return record
+    }
+
+    private func newRecord(generation: Int64, activatesAt: Date) throws(SesameError) -> SigningKeyRecord {
+        let key = PrivateKey.generate(.p256)
+        return SigningKeyRecord(id: try JWK.thumbprint(of: key.publicKey), generation: generation, privateKey: key.pemRepresentation,
+                                createdAt: clock.now(), activatesAt: activatesAt)
+    }
+
+    private func privateKey(_ record: SigningKeyRecord) throws(SesameError) -> PrivateKey {
+        if let key = Self.parsed.withLock({ $0[record.id] }) { return key }
+        let key: PrivateKey
+        do { key = try PrivateKey(pemEncoded: record.privateKey) } catch {
+            throw SesameError(.internalFailure, "a stored signing key does not parse")
+        }
+        Self.parsed.withLock { $0[record.id] = key }
+        return key
+    }
+}

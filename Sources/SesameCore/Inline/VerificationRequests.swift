@@ -1,0 +1,150 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+
+/// A partner's verification request as the partner sees it.
+public struct VerificationRequest: Sendable, Hashable {
+    /// What the partner reads: `pending`, `completed`, `expired` or `failed`.
+    public enum Status: String, Sendable, Hashable {
+        case pending, completed, expired, failed
+    }
+
+    /// `req_` and 32 lowercase hex characters: the only credential of the public endpoints.
+    public let id: String
+    public let partnerID: String
+    public let environment: PartnerEnvironment
+    public let scope: String
+    public let partnerUserRef: String?
+    /// Whether completing it on the hand-off also links the ref.
+    public let linkIntent: Bool
+    /// The partner's metadata object, as JSON text.
+    public let metadata: String?
+    public let status: Status
+    /// Why it failed (`user_denied`, `already_linked`), when it did.
+    public let failureReason: String?
+    /// The verification token, once completed; the same on every read.
+    public let verificationToken: String?
+    public let createdAt: Date
+    public let expiresAt: Date
+    public let completedAt: Date?
+}
+
+/// Creates verification requests, reports their status, and checks tokens online.
+public struct VerificationService: Sendable {
+    let sesame: Sesame
+
+    /// How long a request lives: 5 minutes.
+    public static let lifetime: TimeInterval = 300
+    /// The largest metadata object, serialized.
+    public static let maximumMetadataBytes = 2048
+
+    /// A new request ID: `req_` and 128 random bits in lowercase hex.
+    public static func newRequestID() -> String {
+        "req_" + SecureRandom.bytes(count: 16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    /// Whether `text` has the shape of a request ID (checked before any lookup).
+    public static func isRequestID(_ text: String) -> Bool {
+        text.utf8.count == 36 && text.hasPrefix("req_") && text.utf8.dropFirst(4).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// A scope: 1 to 64 of `a-z 0-9 _ . : -`.
+    /// - Throws: `invalid_argument`.
+    public static func checkScope(_ scope: String) throws(SesameError) -> String {
+        guard (1...64).contains(scope.count), scope.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || "_.:-".contains($0)) }) else {
+            throw SesameError(.invalidArgument, "scope is 1 to 64 of a-z 0-9 _ . : -")
+        }
+        return scope
+    }
+
+    /// Metadata: a JSON object of at most 2 KB, kept as compact JSON text.
+    /// - Throws: `invalid_argument`.
+    public static func checkMetadata(_ json: [UInt8]) throws(SesameError) -> String {
+        guard json.count <= maximumMetadataBytes,
+              let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
+              let compact = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+              compact.count <= maximumMetadataBytes
+        else { throw SesameError(.invalidArgument, "metadata is a JSON object of at most 2 KB") }
+        return String(decoding: compact, as: UTF8.self)
+    }
+
+    /// Opens a request in the caller's environment, living 5 minutes.
+    /// - Parameters:
+    ///   - partnerUserRef: the partner's stable ID of the person, when the request is for one linked person.
+    ///   - link: the hand-off also links the ref (needs `partnerUserRef`).
+    ///   - metadata: a checked JSON object (``checkMetadata(_:)``).
+    /// - Throws: `invalid_argument`.
+    public func create(_ caller: PartnerCaller, scope: String, partnerUserRef: String?, link: Bool, metadata: String?) throws(SesameError)
+        -> VerificationRequest
+    {
+        let scope = try Self.checkScope(scope)
+        let ref = try partnerUserRef.map(PartnerService.checkRef)
+        if link, ref == nil { throw SesameError(.invalidArgument, "link needs partner_user_ref") }
+        let now = sesame.clock.now()
+        let record = VerificationRequestRecord(
+            id: Self.newRequestID(), partnerID: caller.partner.id, environment: caller.environment.rawValue, scope: scope, partnerUserRef: ref,
+            linkIntent: link, returnURL: nil, metadata: metadata, createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime)
+        )
+        try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.create(record) }
+        return VerificationRequest(record: record, now: now)
+    }
+
+    /// A request of the caller's partner and environment; any other request reads as absent.
+    /// - Throws: `not_found`.
+    public func status(_ caller: PartnerCaller, requestID: String) throws(SesameError) -> VerificationRequest {
+        guard Self.isRequestID(requestID) else { throw SesameError(.notFound, "verification request") }
+        let record = try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.get(id: requestID) }
+        guard let record, record.partnerID == caller.partner.id, record.environment == caller.environment.rawValue else {
+            throw SesameError(.notFound, "verification request")
+        }
+        return VerificationRequest(record: record, now: sesame.clock.now())
+    }
+
+    /// The online token check: the token must be genuine, for this partner and environment, unexpired, and checked here
+    /// for the first time (its `jti` is then recorded as used).
+    /// - Returns: the claims, or the reason it is not valid: `malformed`, `invalid_signature`, `wrong_audience`,
+    ///   `expired`, `unknown_request` or `already_used`.
+    public func checkToken(_ caller: PartnerCaller, token: String) throws(SesameError) -> TokenCheck {
+        let claims: VerificationTokenClaims
+        do {
+            claims = try sesame.signingKeys.verify(token)
+        } catch where error.code == .invalidJWT {
+            return TokenCheck(valid: false, reason: error.detail == "malformed" ? "malformed" : "invalid_signature", claims: nil)
+        }
+        let now = sesame.clock.now()
+        guard claims.aud == caller.partner.id, claims.env == caller.environment.rawValue, claims.iss == sesame.inline.issuer else {
+            return TokenCheck(valid: false, reason: "wrong_audience", claims: nil)
+        }
+        let seconds = Int64(now.timeIntervalSince1970)
+        guard claims.exp > seconds, claims.iat <= seconds + 60 else { return TokenCheck(valid: false, reason: "expired", claims: nil) }
+        let record = try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.get(id: claims.requestID) }
+        guard let record, record.partnerID == caller.partner.id, record.tokenID == claims.jti else {
+            return TokenCheck(valid: false, reason: "unknown_request", claims: nil)
+        }
+        let first = try StoreErrors.map { () throws(StoreError) in
+            try sesame.store.verificationRequests.markTokenChecked(id: record.id, tokenID: claims.jti, at: now)
+        }
+        return first ? TokenCheck(valid: true, reason: nil, claims: claims) : TokenCheck(valid: false, reason: "already_used", claims: nil)
+    }
+}
+
+/// The answer of an online token check.
+public struct TokenCheck: Sendable, Hashable {
+    public let valid: Bool
+    public let reason: String?
+    public let claims: VerificationTokenClaims?
+}
+
+extension VerificationRequest {
+    init(record: VerificationRequestRecord, now: Date) {
+        let status: Status = switch record.status {
+        case VerificationRequestRecord.completed: .completed
+        case VerificationRequestRecord.failed: .failed
+        default: record.isExpired(at: now) ? .expired : .pending
+        }
+        self.init(id: record.id, partnerID: record.partnerID, environment: PartnerEnvironment(rawValue: record.environment) ?? .test,
+                  scope: record.scope, partnerUserRef: record.partnerUserRef, linkIntent: record.linkIntent, metadata: record.metadata,
+                  status: status, failureReason: record.failureReason, verificationToken: record.token, createdAt: record.createdAt,
+                  expiresAt: record.expiresAt, completedAt: record.completedAt)
+    }
+}

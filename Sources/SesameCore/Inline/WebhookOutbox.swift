@@ -1,0 +1,121 @@
+import Dispatch
+import Foundation
+import SesameStore
+import Synchronization
+
+/// One signed webhook POST, ready to send.
+public struct WebhookRequest: Sendable, Hashable {
+    public let url: String
+    /// The event's exact bytes.
+    public let body: [UInt8]
+    /// `webhook-id`, `webhook-timestamp`, `webhook-signature` and `content-type`.
+    public let headers: [String: String]
+}
+
+/// What one send gave: an HTTP status, or a short reason there was none.
+public enum WebhookSendOutcome: Sendable, Hashable {
+    case status(Int)
+    case failed(String)
+}
+
+/// Delivers the outbox: claims due deliveries with a lease (so each attempt is made by exactly one node), signs them
+/// with Standard Webhooks, sends them through `send`, records the attempt and schedules the next one.
+public struct WebhookOutbox: Sendable {
+    let store: Store
+    let clock: any SesameClock
+    let configuration: InlineConfiguration
+
+    /// How long a claimed delivery stays with its node; longer than any send may take.
+    public static let lease: TimeInterval = 60
+    /// Sends in flight at once on one node.
+    public static let parallelSends = 8
+
+    /// Sends every delivery that is due and that this node wins, at most `limit`.
+    /// - Parameters:
+    ///   - node: this node's name, recorded with each attempt.
+    ///   - send: performs the POST (network code lives outside the domain).
+    /// - Returns: how many attempts this call made.
+    @discardableResult
+    public func deliverDue(node: String, limit: Int = 64, send: @Sendable (WebhookRequest) -> WebhookSendOutcome) throws(SesameError) -> Int {
+        let now = clock.now()
+        let due = try StoreErrors.map { () throws(StoreError) in try store.webhooks.due(now: now, limit: limit) }
+        var claimed: [WebhookWork] = []
+        for id in due {
+            let item = try StoreErrors.map { () throws(StoreError) in
+                try store.webhooks.claim(id: id, owner: node, now: now, leaseUntil: now.addingTimeInterval(Self.lease))
+            }
+            if let item { claimed.append(item) }
+        }
+        let work = claimed
+        let attempts = Counter()
+        DispatchQueue.concurrentPerform(iterations: min(work.count, Self.parallelSends)) { lane in
+            for item in stride(from: lane, to: work.count, by: Self.parallelSends) where attempt(work[item], node: node, send: send) {
+                attempts.increment()
+            }
+        }
+        return attempts.value
+    }
+
+    /// Makes one attempt of a claimed delivery. Returns whether a request was sent.
+    private func attempt(_ work: WebhookWork, node: String, send: (WebhookRequest) -> WebhookSendOutcome) -> Bool {
+        let started = clock.now()
+        let number = work.attempts + 1
+        guard work.endpoint.state == WebhookEndpointRecord.enabled, let key = try? StandardWebhooks.key(fromSecret: work.endpoint.secret) else {
+            finish(work, node: node, number: number, started: started, outcome: .failed("endpoint disabled"), state: WebhookDeliveryRecord.abandoned,
+                   next: started, disable: false)
+            return false
+        }
+        let timestamp = Int(started.timeIntervalSince1970)
+        let request = WebhookRequest(url: work.endpoint.url, body: work.event.body, headers: [
+            StandardWebhooks.idHeader: work.event.id,
+            StandardWebhooks.timestampHeader: String(timestamp),
+            StandardWebhooks.signatureHeaderName: StandardWebhooks.signatureHeader(keys: [key], id: work.event.id, timestamp: timestamp,
+                                                                                   body: work.event.body),
+            "content-type": "application/json",
+        ])
+        let outcome = send(request)
+        let status: Int? = if case .status(let code) = outcome { code } else { nil }
+        switch WebhookSchedule.classify(status: status) {
+        case .delivered:
+            finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.delivered, next: started,
+                   disable: false)
+        case .disableEndpoint:
+            finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.abandoned, next: started,
+                   disable: true)
+        case .retry:
+            if let delay = WebhookSchedule.nextAttemptDelay(afterAttempt: number, jitter: WebhookSchedule.randomJitter()) {
+                finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.pending,
+                       next: clock.now().addingTimeInterval(delay), disable: false)
+            } else {
+                finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.failed, next: started,
+                       disable: false)
+            }
+        }
+        return true
+    }
+
+    private func finish(_ work: WebhookWork, node: String, number: Int, started: Date, outcome: WebhookSendOutcome, state: String, next: Date,
+                        disable: Bool) {
+        let now = clock.now()
+        var status: Int?
+        var error: String?
+        switch outcome {
+        case .status(let code): status = code
+        case .failed(let reason): error = String(reason.prefix(200))
+        }
+        let record = WebhookAttemptRecord(
+            id: Identifiers.unique(), deliveryID: work.deliveryID, attempt: number, node: String(node.prefix(100)), startedAt: started,
+            durationMilliseconds: max(0, Int64(now.timeIntervalSince(started) * 1000)), httpStatus: status, error: error
+        )
+        // A lost lease (this node stalled past it and another node took over) leaves the row to the new owner.
+        _ = try? store.webhooks.finish(record, owner: node, state: state, nextAttemptAt: next, disableEndpoint: disable,
+                                       endpointID: work.endpoint.id, at: now)
+    }
+}
+
+/// A thread-safe count.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}

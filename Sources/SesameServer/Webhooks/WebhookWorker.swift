@@ -1,0 +1,55 @@
+import Dispatch
+import Foundation
+import SesameCore
+
+/// Delivers the webhook outbox from this node: a few times a second it claims due deliveries (any node may; each
+/// attempt is made by the one node that wins its lease), sends them and records the attempts.
+///
+/// `@unchecked Sendable`: every property is immutable, and the timer source is thread-safe.
+public final class WebhookWorker: @unchecked Sendable {
+    private let sesame: Sesame
+    private let sender: WebhookSender
+    /// This node's name in the attempt records.
+    public let node: String
+    private let timer: any DispatchSourceTimer
+
+    /// Creates a stopped worker.
+    /// - Parameters:
+    ///   - node: a name for this node; by default the host name and process ID.
+    ///   - interval: seconds between polls of the outbox.
+    public init(sesame: Sesame, node: String = "\(ProcessInfo.processInfo.hostName):\(getpid())", interval: TimeInterval = 0.25) {
+        self.sesame = sesame
+        self.node = node
+        let local = sesame.inline.allowLocalWebhooks
+        sender = WebhookSender(allowPrivate: local, allowHTTP: local)
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "sesame.webhooks"))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
+    }
+
+    /// Starts polling.
+    public func start() {
+        timer.setEventHandler { [self] in
+            // A database outage only delays deliveries; the next poll tries again.
+            while (try? deliverDue()) ?? 0 > 0 {}
+        }
+        timer.resume()
+    }
+
+    /// Stops polling; an attempt in flight finishes first.
+    public func stop() {
+        timer.cancel()
+    }
+
+    /// Sends what is due now.
+    /// - Returns: how many attempts were made.
+    @discardableResult
+    public func deliverDue() throws(SesameError) -> Int {
+        try sesame.webhooks.deliverDue(node: node) { [sender] request in
+            guard let url = URL(string: request.url) else { return .failed("invalid URL") }
+            switch sender.send(url: url, body: request.body, headers: request.headers) {
+            case .status(let code): return .status(code)
+            case .failed(let reason): return .failed(reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+
+/// An API client of a project for inline verification (an "organization" on the wire).
+public struct PartnerRecord: Sendable, Hashable {
+    public var id: String
+    public var projectID: String
+    /// The display name shown to people on the hosted pages.
+    public var name: String
+    public var createdAt: Date
+
+    public init(id: String, projectID: String, name: String, createdAt: Date) {
+        self.id = id
+        self.projectID = projectID
+        self.name = name
+        self.createdAt = createdAt
+    }
+}
+
+/// A hashed partner secret: an API key (`key`) or a short-lived grant (`grant`), bound to one environment.
+public struct PartnerSecretRecord: Sendable, Hashable {
+    public static let apiKey = "key"
+    public static let grant = "grant"
+
+    public var id: String
+    public var partnerID: String
+    /// `live` or `test`.
+    public var environment: String
+    /// ``apiKey`` or ``grant``.
+    public var kind: String
+    public var secretHash: [UInt8]
+    public var createdAt: Date
+    /// When a grant stops working; `nil` for API keys.
+    public var expiresAt: Date?
+    public var revokedAt: Date?
+
+    public init(id: String, partnerID: String, environment: String, kind: String, secretHash: [UInt8], createdAt: Date,
+                expiresAt: Date? = nil, revokedAt: Date? = nil) {
+        self.id = id
+        self.partnerID = partnerID
+        self.environment = environment
+        self.kind = kind
+        self.secretHash = secretHash
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// A native app a partner registered: iOS (`identifier` is `TEAMID.bundle.id`) or Android (`identifier` is the
+/// package name, with the signing certificates' SHA-256 fingerprints as hex).
+public struct PartnerAppRecord: Sendable, Hashable {
+    public var id: String
+    public var partnerID: String
+    /// `ios` or `android`.
+    public var platform: String
+    public var identifier: String
+    public var fingerprints: [String]
+    /// `pending`, `approved`, `rejected` or `revoked`.
+    public var state: String
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: String, partnerID: String, platform: String, identifier: String, fingerprints: [String], state: String,
+                createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.partnerID = partnerID
+        self.platform = platform
+        self.identifier = identifier
+        self.fingerprints = fingerprints
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A secured account: a partner's `partner_user_ref` linked to one user, with an ID that changes on every relink.
+public struct PartnerLinkRecord: Sendable, Hashable {
+    public var id: String
+    public var partnerID: String
+    public var environment: String
+    public var partnerUserRef: String
+    public var userID: String
+    public var createdAt: Date
+
+    public init(id: String, partnerID: String, environment: String, partnerUserRef: String, userID: String, createdAt: Date) {
+        self.id = id
+        self.partnerID = partnerID
+        self.environment = environment
+        self.partnerUserRef = partnerUserRef
+        self.userID = userID
+        self.createdAt = createdAt
+    }
+}
+
+/// Stores partners, their secrets, apps and links.
+public struct PartnerRepository: Sendable {
+    public let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    // MARK: Partners
+
+    /// Inserts a partner.
+    /// - Throws: ``StoreError/Code/conflict`` when the ID exists, ``StoreError/Code/notFound`` when the project does not.
+    public func create(_ partner: PartnerRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO partners (id, project_id, name, created_at) VALUES ($1, $2, $3, $4)",
+            [.text(partner.id), .text(partner.projectID), .text(partner.name), .date(partner.createdAt)]
+        )
+    }
+
+    public func get(id: String) throws(StoreError) -> PartnerRecord? {
+        try database.queryFirst("SELECT id, project_id, name, created_at FROM partners WHERE id = $1", [.text(id)]).map(Self.partner)
+    }
+
+    /// The partners of a project, oldest first.
+    public func list(projectID: String) throws(StoreError) -> [PartnerRecord] {
+        try database.query(
+            "SELECT id, project_id, name, created_at FROM partners WHERE project_id = $1 ORDER BY created_at, id", [.text(projectID)]
+        ).map(Self.partner)
+    }
+
+    private static func partner(_ row: SQLRow) throws(StoreError) -> PartnerRecord {
+        PartnerRecord(id: try row.text("id"), projectID: try row.text("project_id"), name: try row.text("name"),
+                      createdAt: try row.date("created_at"))
+    }
+
+    // MARK: Secrets
+
+    private static let secretColumns = "id, partner_id, environment, kind, secret_hash, created_at, expires_at, revoked_at"
+
+    /// Inserts an API key or grant.
+    public func createSecret(_ secret: PartnerSecretRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO partner_secrets (\(Self.secretColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            [
+                .text(secret.id), .text(secret.partnerID), .text(secret.environment), .text(secret.kind), .blob(secret.secretHash),
+                .date(secret.createdAt), .date(secret.expiresAt), .date(secret.revokedAt),
+            ]
+        )
+    }
+
+    /// The unrevoked, unexpired secret of this kind with this hash. An index equality on a hash of a 256-bit secret,
+    /// so its timing reveals nothing useful.
+    public func findSecret(hash: [UInt8], kind: String, now: Date) throws(StoreError) -> PartnerSecretRecord? {
+        try database.queryFirst(
+            """
+            SELECT \(Self.secretColumns) FROM partner_secrets
+            WHERE secret_hash = $1 AND kind = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+            """,
+            [.blob(hash), .text(kind), .date(now)]
+        ).map(Self.secret)
+    }
+
+    /// A partner's API keys (revoked ones included), oldest first.
+    public func listKeys(partnerID: String) throws(StoreError) -> [PartnerSecretRecord] {
+        try database.query(
+            "SELECT \(Self.secretColumns) FROM partner_secrets WHERE partner_id = $1 AND kind = $2 ORDER BY created_at, id",
+            [.text(partnerID), .text(PartnerSecretRecord.apiKey)]
+        ).map(Self.secret)
+    }
+
+    /// Revokes a secret by ID (API keys) or by hash (grants, on logout).
+    /// - Returns: whether an unrevoked secret was revoked.
+    @discardableResult
+    public func revokeSecret(partnerID: String, id: String? = nil, hash: [UInt8]? = nil, at time: Date) throws(StoreError) -> Bool {
+        try database.execute(
+            "UPDATE partner_secrets SET revoked_at = $4 WHERE partner_id = $1 AND (id = $2 OR secret_hash = $3) AND revoked_at IS NULL",
+            [.text(partnerID), .text(id), hash.map { .blob($0) } ?? .null, .date(time)]
+        ) > 0
+    }
+
+    /// Deletes grants that expired at or before `time`.
+    @discardableResult
+    public func deleteExpiredGrants(before time: Date) throws(StoreError) -> Int {
+        try database.execute(
+            "DELETE FROM partner_secrets WHERE kind = $1 AND expires_at <= $2", [.text(PartnerSecretRecord.grant), .date(time)]
+        )
+    }
+
+    private static func secret(_ row: SQLRow) throws(StoreError) -> PartnerSecretRecord {
+        PartnerSecretRecord(
+            id: try row.text("id"), partnerID: try row.text("partner_id"), environment: try row.text("environment"),
+            kind: try row.text("kind"), secretHash: try row.blob("secret_hash"), createdAt: try row.date("created_at"),
+            expiresAt: try row.optionalDate("expires_at"), revokedAt: try row.optionalDate("revoked_at")
+        )
+    }
+
+    // MARK: Apps
+
+    private static let appColumns = "a.id, a.partner_id, a.platform, a.identifier, a.fingerprints, a.state, a.created_at, a.updated_at"
+
+    public func createApp(_ app: PartnerAppRecord) throws(StoreError) {
+        try database.execute(
+            """
+            INSERT INTO partner_apps (id, partner_id, platform, identifier, fingerprints, state, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            """,
+            [
+                .text(app.id), .text(app.partnerID), .text(app.platform), .text(app.identifier), try JSONColumn.encode(app.fingerprints),
+                .text(app.state), .date(app.createdAt), .date(app.updatedAt),
+            ]
+        )
+    }
+
+    /// A partner's apps, oldest first.
+    public func listApps(partnerID: String) throws(StoreError) -> [PartnerAppRecord] {
+        try database.query(
+            "SELECT \(Self.appColumns) FROM partner_apps a WHERE a.partner_id = $1 ORDER BY a.created_at, a.id", [.text(partnerID)]
+        ).map(Self.app)
+    }
+
+    /// The apps in `state` of every partner of a project (the association files and accepted origins use the approved).
+    public func listApps(projectID: String, state: String) throws(StoreError) -> [PartnerAppRecord] {
+        try database.query(
+            """
+            SELECT \(Self.appColumns) FROM partner_apps a JOIN partners p ON p.id = a.partner_id
+            WHERE p.project_id = $1 AND a.state = $2 ORDER BY a.created_at, a.id
+            """,
+            [.text(projectID), .text(state)]
+        ).map(Self.app)
+    }
+
+    /// Moves an app from one of `from` to `to`.
+    /// - Returns: whether it was in one of `from` (and so moved).
+    public func setAppState(partnerID: String, id: String, from: [String], to: String, at time: Date) throws(StoreError) -> Bool {
+        let placeholders = from.indices.map { "$\($0 + 5)" }.joined(separator: ", ")
+        return try database.execute(
+            "UPDATE partner_apps SET state = $3, updated_at = $4 WHERE partner_id = $1 AND id = $2 AND state IN (\(placeholders))",
+            [.text(partnerID), .text(id), .text(to), .date(time)] + from.map { .text($0) }
+        ) > 0
+    }
+
+    private static func app(_ row: SQLRow) throws(StoreError) -> PartnerAppRecord {
+        PartnerAppRecord(
+            id: try row.text("id"), partnerID: try row.text("partner_id"), platform: try row.text("platform"),
+            identifier: try row.text("identifier"), fingerprints: try JSONColumn.decode([String].self, from: row, "fingerprints"),
+            state: try row.text("state"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at")
+        )
+    }
+
+    // MARK: Links
+
+    private static let linkColumns = "id, partner_id, environment, partner_user_ref, user_id, created_at"
+
+    /// Links a ref to a user.
+    /// - Throws: ``StoreError/Code/conflict`` when the ref or the user is already linked for this partner and environment,
+    ///   ``StoreError/Code/notFound`` when the user does not exist.
+    public func createLink(_ link: PartnerLinkRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO partner_links (\(Self.linkColumns)) VALUES ($1, $2, $3, $4, $5, $6)",
+            [
+                .text(link.id), .text(link.partnerID), .text(link.environment), .text(link.partnerUserRef), .text(link.userID),
+                .date(link.createdAt),
+            ]
+        )
+    }
+
+    /// The current link of a ref.
+    public func findLink(partnerID: String, environment: String, partnerUserRef: String) throws(StoreError) -> PartnerLinkRecord? {
+        try database.queryFirst(
+            "SELECT \(Self.linkColumns) FROM partner_links WHERE partner_id = $1 AND environment = $2 AND partner_user_ref = $3",
+            [.text(partnerID), .text(environment), .text(partnerUserRef)]
+        ).map(Self.link)
+    }
+
+    /// Removes a ref's link.
+    /// - Returns: whether there was one.
+    public func deleteLink(partnerID: String, environment: String, partnerUserRef: String) throws(StoreError) -> Bool {
+        try database.execute(
+            "DELETE FROM partner_links WHERE partner_id = $1 AND environment = $2 AND partner_user_ref = $3",
+            [.text(partnerID), .text(environment), .text(partnerUserRef)]
+        ) > 0
+    }
+
+    private static func link(_ row: SQLRow) throws(StoreError) -> PartnerLinkRecord {
+        PartnerLinkRecord(
+            id: try row.text("id"), partnerID: try row.text("partner_id"), environment: try row.text("environment"),
+            partnerUserRef: try row.text("partner_user_ref"), userID: try row.text("user_id"), createdAt: try row.date("created_at")
+        )
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import SesameCore
+import SesameStore
+
+/// `sesame partner ...` and `sesame signing-key ...`: inline-verification partners (API keys, native apps, webhook
+/// endpoints, links) and the token signing keys. Output is one JSON object per line, as for the other admin commands.
+enum PartnerCommands {
+    static let usage = """
+        usage (every command takes --db; --project may be left out when there is exactly one project):
+          sesame partner create [--project ID] --name NAME
+          sesame partner list [--project ID]
+          sesame partner add-key --partner ORG --env live|test          (prints the key once)
+          sesame partner list-keys --partner ORG
+          sesame partner revoke-key --partner ORG KEY_ID
+          sesame partner add-app --partner ORG (--ios TEAMID --bundle-id BUNDLE | --android PACKAGE --fingerprint SHA256 ...)
+          sesame partner list-apps --partner ORG
+          sesame partner approve-app|reject-app|revoke-app --partner ORG APP_ID
+          sesame partner add-webhook --partner ORG --env live|test --url URL [--allow-local]   (prints the secret)
+          sesame partner list-webhooks --partner ORG
+          sesame partner remove-webhook --partner ORG ENDPOINT_ID
+          sesame partner link --partner ORG --env live|test --ref PARTNER_USER_REF --user USER_ID
+          sesame partner unlink --partner ORG --env live|test --ref PARTNER_USER_REF
+          sesame signing-key list
+          sesame signing-key rotate [--activate-in SECONDS]              (default 86400: publish a day before signing)
+        """
+
+    static func run(_ group: String, _ raw: [String]) -> Int32 {
+        guard let verb = raw.first else { return fail("missing command\n\(usage)", status: 2) }
+        var rest: [String] = []
+        var positionals: [String] = []
+        var words = raw.dropFirst().makeIterator()
+        while let word = words.next() {
+            if word == "--allow-local" {
+                rest.append(word)
+            } else if word.hasPrefix("--") {
+                rest.append(word)
+                if let value = words.next() { rest.append(value) }
+            } else {
+                positionals.append(word)
+            }
+        }
+        guard positionals.count <= 1 else { return fail("unexpected arguments\n\(usage)", status: 2) }
+        do {
+            var args = try Arguments(rest, booleanFlags: ["--allow-local"])
+            let allowLocal = args.flag("--allow-local")
+            let sesame = Sesame(store: try AdminCommands.openStore(&args), inline: InlineConfiguration(allowLocalWebhooks: allowLocal))
+            func positional(_ name: String) throws -> String {
+                guard let value = positionals.first else { throw Arguments.UsageError(message: "missing \(name)") }
+                return value
+            }
+            func environment() throws -> PartnerEnvironment {
+                guard let environment = PartnerEnvironment(rawValue: try args.required("--env")) else {
+                    throw Arguments.UsageError(message: "--env is live or test")
+                }
+                return environment
+            }
+            switch (group, verb) {
+            case ("partner", "create"):
+                let project = try AdminCommands.projectID(&args, sesame), name = try args.required("--name")
+                try args.finish()
+                AdminCommands.printJSON(PartnerOutput(try sesame.partners.create(projectID: project, name: name)))
+            case ("partner", "list"):
+                let project = try AdminCommands.projectID(&args, sesame)
+                try args.finish()
+                try sesame.partners.list(projectID: project).forEach { AdminCommands.printJSON(PartnerOutput($0)) }
+            case ("partner", "add-key"):
+                let partner = try args.required("--partner"), env = try environment()
+                try args.finish()
+                let (key, secret) = try sesame.partners.createAPIKey(partnerID: partner, environment: env)
+                AdminCommands.printJSON(KeyOutput(key, secret: secret))
+            case ("partner", "list-keys"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                try sesame.partners.listAPIKeys(partnerID: partner).forEach { AdminCommands.printJSON(KeyOutput($0, secret: nil)) }
+            case ("partner", "revoke-key"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                let id = try positional("KEY_ID")
+                try sesame.partners.revokeAPIKey(partnerID: partner, id: id)
+                AdminCommands.printJSON(["revoked": id])
+            case ("partner", "add-app"):
+                let partner = try args.required("--partner"), platform = try appFlags(&args)
+                try args.finish()
+                AdminCommands.printJSON(AppOutput(try sesame.partners.addApp(partnerID: partner, platform: platform)))
+            case ("partner", "list-apps"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                try sesame.partners.listApps(partnerID: partner).forEach { AdminCommands.printJSON(AppOutput($0)) }
+            case ("partner", "approve-app"), ("partner", "reject-app"), ("partner", "revoke-app"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                let state: PartnerApp.State = verb == "approve-app" ? .approved : verb == "reject-app" ? .rejected : .revoked
+                AdminCommands.printJSON(AppOutput(try sesame.partners.setAppState(partnerID: partner, appID: try positional("APP_ID"), to: state)))
+            case ("partner", "add-webhook"):
+                let partner = try args.required("--partner"), env = try environment(), url = try args.required("--url")
+                try args.finish()
+                let (endpoint, secret) = try sesame.partners.addWebhookEndpoint(partnerID: partner, environment: env, url: url)
+                AdminCommands.printJSON(WebhookOutput(endpoint, secret: secret))
+            case ("partner", "list-webhooks"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                try sesame.partners.listWebhookEndpoints(partnerID: partner).forEach { AdminCommands.printJSON(WebhookOutput($0, secret: nil)) }
+            case ("partner", "remove-webhook"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                let id = try positional("ENDPOINT_ID")
+                try sesame.partners.removeWebhookEndpoint(partnerID: partner, id: id)
+                AdminCommands.printJSON(["removed": id])
+            case ("partner", "link"):
+                let partner = try args.required("--partner"), env = try environment()
+                let ref = try args.required("--ref"), user = try args.required("--user")
+                try args.finish()
+                let link = try sesame.partners.link(partnerID: partner, environment: env, partnerUserRef: ref, userID: user)
+                AdminCommands.printJSON(["partner": link.partnerID, "env": link.environment.rawValue, "ref": link.partnerUserRef, "user": link.userID])
+            case ("partner", "unlink"):
+                let partner = try args.required("--partner"), env = try environment(), ref = try args.required("--ref")
+                try args.finish()
+                AdminCommands.printJSON(["unlinked": try sesame.partners.unlink(partnerID: partner, environment: env, partnerUserRef: ref)])
+            case ("signing-key", "list"):
+                try args.finish()
+                try sesame.signingKeys.keys().forEach { AdminCommands.printJSON(SigningKeyOutput($0)) }
+            case ("signing-key", "rotate"):
+                let delay = try args.optional("--activate-in").map { text throws in
+                    guard let seconds = Double(text), seconds >= 0 else { throw Arguments.UsageError(message: "--activate-in is seconds, 0 or more") }
+                    return seconds
+                } ?? SigningKeyService.defaultActivationDelay
+                try args.finish()
+                AdminCommands.printJSON(SigningKeyOutput(try sesame.signingKeys.rotate(activateAfter: delay)))
+            default:
+                return fail("unknown command '\(group) \(verb)'\n\(usage)", status: 2)
+            }
+            return 0
+        } catch let error as Arguments.UsageError {
+            return fail("\(error.message)\n\(usage)", status: 2)
+        } catch let error as SesameError {
+            return fail("\(error.code): \(error.detail)", status: 1)
+        } catch let error as StoreError {
+            return fail("database: \(error.debugDescription)", status: 1)
+        } catch {
+            return fail("\(error)", status: 1)
+        }
+    }
+
+    private static func appFlags(_ args: inout Arguments) throws -> Platform {
+        switch (try args.optional("--ios"), try args.optional("--android")) {
+        case (let team?, nil):
+            return .apple(teamID: team, bundleID: try args.required("--bundle-id"))
+        case (nil, let package?):
+            let fingerprints = try args.all("--fingerprint").map(PlatformValidation.sha256Fingerprint)
+            guard !fingerprints.isEmpty else { throw Arguments.UsageError(message: "--android needs --fingerprint") }
+            return .android(packageName: package, sha256Fingerprints: fingerprints)
+        default:
+            throw Arguments.UsageError(message: "give exactly one of --ios or --android")
+        }
+    }
+}
+
+private struct PartnerOutput: Encodable {
+    let id: String, project: String, name: String
+    init(_ partner: Partner) {
+        id = partner.id
+        project = partner.projectID
+        name = partner.name
+    }
+}
+
+private struct KeyOutput: Encodable {
+    let id: String, env: String, createdAt: Date, revoked: Bool
+    /// Present only at creation.
+    let secret: String?
+    init(_ key: PartnerAPIKey, secret: String?) {
+        id = key.id
+        env = key.environment.rawValue
+        createdAt = key.createdAt
+        revoked = key.revokedAt != nil
+        self.secret = secret
+    }
+}
+
+private struct AppOutput: Encodable {
+    let id: String, platform: String, app: String, state: String
+    init(_ app: PartnerApp) {
+        id = app.id
+        state = app.state.rawValue
+        switch app.platform {
+        case .apple(let team, let bundle):
+            platform = "ios"
+            self.app = "\(team).\(bundle)"
+        case .android(let package, let fingerprints):
+            platform = "android"
+            self.app = ([package] + fingerprints.map(PlatformValidation.fingerprintText)).joined(separator: " ")
+        case .web(let host):
+            platform = "web"
+            self.app = host
+        }
+    }
+}
+
+private struct WebhookOutput: Encodable {
+    let id: String, env: String, url: String, enabled: Bool
+    /// Present only at creation.
+    let secret: String?
+    init(_ endpoint: WebhookEndpoint, secret: String?) {
+        id = endpoint.id
+        env = endpoint.environment.rawValue
+        url = endpoint.url
+        enabled = endpoint.isEnabled
+        self.secret = secret
+    }
+}
+
+private struct SigningKeyOutput: Encodable {
+    let kid: String, generation: Int64, activatesAt: Date, signing: Bool
+    init(_ key: SigningKeyService.Key) {
+        kid = key.kid
+        generation = key.generation
+        activatesAt = key.activatesAt
+        signing = key.isSigning
+    }
+}
