@@ -18,6 +18,12 @@ struct DemoError: Error, CustomStringConvertible {
     let description: String
 }
 
+/// Prints a line at once, also into a pipe.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
 func option(_ name: String, default value: String? = nil) -> String {
     let arguments = CommandLine.arguments
     if let index = arguments.firstIndex(of: name), index + 1 < arguments.count { return arguments[index + 1] }
@@ -44,7 +50,6 @@ func call(_ server: String, _ method: String, _ path: String, headers: [String: 
     return object
 }
 
-setvbuf(stdout, nil, _IOLBF, 0)  // one line at a time, also into a pipe
 let server = option("--server", default: "http://localhost:8080")
 let adminKey = option("--admin-key")
 let userID = option("--user", default: "alice")
@@ -69,7 +74,7 @@ do {
     FileHandle.standardError.write(Data("sesame-inline-demo: enrolment failed: \(error)\n".utf8))
     exit(1)
 }
-print("Enrolled \(userID) with a passkey. Link a partner ref to \(userID), then paste request IDs here (Ctrl-D ends).")
+say("Enrolled \(userID) with a passkey. Link a partner ref to \(userID), then paste request IDs here (Ctrl-D ends).")
 
 // An iOS app's assertions report the relying party's origin: https://localhost for the development relying party.
 let inline = InlineVerification(baseURL: URL(string: server + "/operations")!,
@@ -79,8 +84,8 @@ while let line = readLine() {
     guard !requestID.isEmpty else { continue }
     switch await inline.verify(requestID: requestID) {
     case .verified:
-        print("verified: the partner server now confirms with GET /operations/verification/status")
+        say("verified: the partner server now confirms with GET /operations/verification/status")
     case .panel(let panel, let url, let setupURL):
-        print("panel \(panel); hand-off: \(url?.absoluteString ?? "-"), set up a passkey: \(setupURL?.absoluteString ?? "-")")
+        say("panel \(panel); hand-off: \(url?.absoluteString ?? "-"), set up a passkey: \(setupURL?.absoluteString ?? "-")")
     }
 }
