@@ -100,7 +100,8 @@ let package = Package(
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SesameIntegrationTests", dependencies: ["sesame", "SesameTestSupport", "SesameStore", "SesameCrypto"],
+            name: "SesameIntegrationTests",
+            dependencies: ["sesame", "SesameTestSupport", "SesameStore", "SesameCrypto", "SesameCore", "SesameClient"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -57,7 +57,9 @@ struct PartnerErrorRenderer: HTTPErrorRenderer {
 /// apps treat like a fallback. The message is a generic code, never internal text.
 struct PublicErrorRenderer: HTTPErrorRenderer {
     func render(_ error: HTTPError, for request: HTTPRequest) -> HTTPResponse {
-        let message = error.status >= 500 ? "internal_error" : error.code
-        return BotShieldAPI.response(["data": ["error": ["statusCode": error.status, "message": message]]])
+        // Any server-side failure (a 503 from an unavailable store included) is the one generic shape of spec §1.3.
+        let serverError = error.status >= 500
+        return BotShieldAPI.response(["data": ["error": ["statusCode": serverError ? 500 : error.status,
+                                                         "message": serverError ? "internal_error" : error.code]]])
     }
 }

@@ -8,37 +8,18 @@ import Testing
 /// virtual environment inside the build folder.
 ///
 /// Prepared once per test process: when `.build/pyenv` lacks the pinned SDK, it is created with `python3 -m venv`
-/// and filled with `pip install`. Any failure fails the tests that need it, naming what to install; nothing skips.
+/// and filled with `pip install` (``PythonEnvironment``). Any failure fails the tests that need it, naming what to
+/// install; nothing skips.
 enum AppwriteSDK {
     static let version = "27.0.0"
     static let requirements = ["appwrite==\(version)", "cryptography==50.0.2"]
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
-    static let environment = repository.appendingPathComponent(".build/pyenv")
     static let suite = repository.appendingPathComponent("Tests/AppwriteCompat/run.py")
 
-    /// The virtual environment's python, once the pinned SDK imports from it.
-    static let python: Result<String, IntegrationFailure> = {
-        let python = environment.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import importlib.metadata as m, appwrite.client, cryptography; "
-            + requirements.map { "assert m.version('\($0.split(separator: "=")[0])') == '\($0.split(separator: "=").last!)'" }.joined(separator: "; ")]
-        if FileManager.default.isExecutableFile(atPath: python), (try? runProgram(python, probe))?.status == 0 { return .success(python) }
-        do {
-            let created = try runProgram("/usr/bin/env", ["python3", "-m", "venv", "--clear", environment.path])
-            guard created.status == 0 else {
-                return .failure(IntegrationFailure("python3 -m venv failed (apt-get install -y python3 python3-venv):\n\(created.output)"))
-            }
-            let installed = try runProgram(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q"] + requirements,
-                                           timeout: 600)
-            guard installed.status == 0 else {
-                return .failure(IntegrationFailure("pip install \(requirements.joined(separator: " ")) failed:\n\(installed.output)"))
-            }
-            let check = try runProgram(python, probe)
-            guard check.status == 0 else { return .failure(IntegrationFailure("the installed SDK does not import:\n\(check.output)")) }
-            return .success(python)
-        } catch {
-            return .failure(IntegrationFailure("cannot prepare the Python environment: \(error)"))
-        }
-    }()
+    /// The virtual environment's python, once the pinned SDK is installed; shared with the other Python tools (one
+    /// environment, prepared under a lock, never cleared).
+    static let python: Result<String, IntegrationFailure> = PythonEnvironment.prepare(requirements: requirements)
+        .mapError { IntegrationFailure($0.description) }
 }
 
 /// Runs a program to completion (at most `timeout` seconds) and returns its exit status and combined output.

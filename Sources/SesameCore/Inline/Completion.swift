@@ -109,6 +109,11 @@ struct CompletionRoutine {
 public enum Timestamps {
     /// For example `2026-11-10T17:09:05.000Z`.
     public static func rfc3339(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        // Whole milliseconds rounded down, as the store keeps times. The formatter truncates the binary fraction, so a
+        // time read back from the store (just below its millisecond in floating point) would print one millisecond early.
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let whole = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(Date.ISO8601FormatStyle())
+        return "\(whole.dropLast()).\(String(fraction + 1000).dropFirst())Z"
     }
 }

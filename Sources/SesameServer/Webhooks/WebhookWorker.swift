@@ -1,17 +1,20 @@
 import Dispatch
 import Foundation
 import SesameCore
+import Synchronization
 
 /// Delivers the webhook outbox from this node: a few times a second it claims due deliveries (any node may; each
 /// attempt is made by the one node that wins its lease), sends them and records the attempts.
 ///
-/// `@unchecked Sendable`: every property is immutable, and the timer source is thread-safe.
+/// `@unchecked Sendable`: every property is immutable or behind a `Mutex`, and the timer source is thread-safe.
 public final class WebhookWorker: @unchecked Sendable {
     private let sesame: Sesame
     private let sender: WebhookSender
     /// This node's name in the attempt records.
     public let node: String
     private let timer: any DispatchSourceTimer
+    /// Whether `start()` resumed the timer: libdispatch traps when a source that was never resumed is released.
+    private let started = Mutex(false)
 
     /// Creates a stopped worker.
     /// - Parameters:
@@ -28,11 +31,18 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// Starts polling.
     public func start() {
+        guard started.withLock({ started in defer { started = true }; return !started }) else { return }
         timer.setEventHandler { [self] in
             // A database outage only delays deliveries; the next poll tries again.
             while (try? deliverDue()) ?? 0 > 0 {}
         }
         timer.resume()
+    }
+
+    deinit {
+        timer.cancel()
+        // A source created suspended must be resumed once before it is released (after cancel, no handler runs).
+        if !started.withLock({ $0 }) { timer.resume() }
     }
 
     /// Stops polling; an attempt in flight finishes first.
