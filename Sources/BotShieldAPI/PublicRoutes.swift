@@ -32,18 +32,10 @@ enum PublicRoutes {
         }
 
         router.add(.POST, "/operations/request/passkey-complete", corsAnyOrigin: true) { request in
-            // §1.5 step 1: a body that is not an object, or lacks a field, fails before anything is looked up.
-            let body = BotShieldAPI.object(request)
-            guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
-            guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
-                  let response = body?["response"] as? [String: Any],
-                  let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
-            else { return BotShieldAPI.envelope(payload(.assertionInvalid)) }
-            let outcome = try PartnerRoutes.call { () throws(SesameError) in
-                try sesame.inlinePasskey.complete(requestID: requestID, challengeID: challengeID, credentialJSON: Array(credentialJSON),
+            try completion(request) { requestID, challengeID, credentialJSON throws(SesameError) in
+                try sesame.inlinePasskey.complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON,
                                                   clientIP: request.remoteAddress)
             }
-            return BotShieldAPI.envelope(payload(outcome))
         }
 
         // The hosted hand-off page's calls (the page itself comes with the web pages).
@@ -65,17 +57,10 @@ enum PublicRoutes {
         }
 
         router.add(.POST, "/operations/handoff/complete", corsAnyOrigin: true) { request in
-            let body = BotShieldAPI.object(request)
-            guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
-            guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
-                  let response = body?["response"] as? [String: Any],
-                  let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
-            else { return BotShieldAPI.envelope(payload(.assertionInvalid)) }
-            let outcome = try PartnerRoutes.call { () throws(SesameError) in
-                try sesame.handOff.complete(requestID: requestID, challengeID: challengeID, credentialJSON: Array(credentialJSON),
+            try completion(request) { requestID, challengeID, credentialJSON throws(SesameError) in
+                try sesame.handOff.complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON,
                                             clientIP: request.remoteAddress)
             }
-            return BotShieldAPI.envelope(payload(outcome))
         }
 
         router.add(.POST, "/operations/handoff/decline", corsAnyOrigin: true) { request in
@@ -83,6 +68,21 @@ enum PublicRoutes {
             let outcome = try PartnerRoutes.call { () throws(SesameError) in try sesame.handOff.decline(requestID: requestID) }
             return BotShieldAPI.envelope(payload(outcome))
         }
+    }
+
+    /// Reads `{request_id, challenge_id, response}` and runs `complete`. §1.5 step 1: a body that is not an object, or
+    /// lacks a field, fails before anything is looked up.
+    static func completion(_ request: HTTPRequest, _ complete: (String, String, [UInt8]) throws(SesameError) -> InlineOutcome)
+        throws(HTTPError) -> HTTPResponse
+    {
+        let body = BotShieldAPI.object(request)
+        guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
+        guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
+              let response = body?["response"] as? [String: Any],
+              let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
+        else { return BotShieldAPI.envelope(payload(.assertionInvalid)) }
+        let outcome = try PartnerRoutes.call { () throws(SesameError) in try complete(requestID, challengeID, Array(credentialJSON)) }
+        return BotShieldAPI.envelope(payload(outcome))
     }
 
     /// `{ outcome, code? }` and nothing else.

@@ -25,18 +25,7 @@ enum AdminCommands {
 
     static func run(_ group: String, _ raw: [String]) -> Int32 {
         guard let verb = raw.first else { return fail("missing command\n\(usage)", status: 2) }
-        // Every admin flag takes a value, so a word that is neither a flag nor a flag's value is the positional ID.
-        var rest: [String] = []
-        var positionals: [String] = []
-        var words = raw.dropFirst().makeIterator()
-        while let word = words.next() {
-            if word.hasPrefix("--") {
-                rest.append(word)
-                if let value = words.next() { rest.append(value) }
-            } else {
-                positionals.append(word)
-            }
-        }
+        let (rest, positionals) = split(raw.dropFirst())
         guard positionals.count <= 1 else { return fail("unexpected arguments \(positionals.dropFirst())\n\(usage)", status: 2) }
         let positional = positionals.first
         if positional != nil, !["remove", "revoke"].contains(verb) {
@@ -99,14 +88,35 @@ enum AdminCommands {
                 return fail("unknown command '\(group) \(verb)'\n\(usage)", status: 2)
             }
             return 0
-        } catch let error as Arguments.UsageError {
-            return fail("\(error.message)\n\(usage)", status: 2)
-        } catch let error as SesameError {
-            return fail("\(error.code): \(error.detail)", status: 1)
-        } catch let error as StoreError {
-            return fail("database: \(error.debugDescription)", status: 1)
         } catch {
-            return fail("\(error)", status: 1)
+            return exitStatus(error, usage: usage)
+        }
+    }
+
+    /// Splits an admin command's words into flags with their values (`switches` take none) and positional words: a
+    /// word that is neither a flag nor a flag's value is positional.
+    static func split(_ words: ArraySlice<String>, switches: Set<String> = []) -> (flags: [String], positionals: [String]) {
+        var flags: [String] = []
+        var positionals: [String] = []
+        var words = words.makeIterator()
+        while let word = words.next() {
+            if word.hasPrefix("--") {
+                flags.append(word)
+                if !switches.contains(word), let value = words.next() { flags.append(value) }
+            } else {
+                positionals.append(word)
+            }
+        }
+        return (flags, positionals)
+    }
+
+    /// Reports a failed admin command on stderr: exit 2 for bad usage (with `usage`), 1 for anything else.
+    static func exitStatus(_ error: any Error, usage: String) -> Int32 {
+        switch error {
+        case let error as Arguments.UsageError: fail("\(error.message)\n\(usage)", status: 2)
+        case let error as SesameError: fail("\(error.code): \(error.detail)", status: 1)
+        case let error as StoreError: fail("database: \(error.debugDescription)", status: 1)
+        default: fail("\(error)", status: 1)
         }
     }
 

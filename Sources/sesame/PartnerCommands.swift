@@ -26,19 +26,7 @@ enum PartnerCommands {
 
     static func run(_ group: String, _ raw: [String]) -> Int32 {
         guard let verb = raw.first else { return fail("missing command\n\(usage)", status: 2) }
-        var rest: [String] = []
-        var positionals: [String] = []
-        var words = raw.dropFirst().makeIterator()
-        while let word = words.next() {
-            if word == "--allow-local" {
-                rest.append(word)
-            } else if word.hasPrefix("--") {
-                rest.append(word)
-                if let value = words.next() { rest.append(value) }
-            } else {
-                positionals.append(word)
-            }
-        }
+        let (rest, positionals) = AdminCommands.split(raw.dropFirst(), switches: ["--allow-local"])
         guard positionals.count <= 1 else { return fail("unexpected arguments\n\(usage)", status: 2) }
         do {
             var args = try Arguments(rest, booleanFlags: ["--allow-local"])
@@ -130,14 +118,8 @@ enum PartnerCommands {
                 return fail("unknown command '\(group) \(verb)'\n\(usage)", status: 2)
             }
             return 0
-        } catch let error as Arguments.UsageError {
-            return fail("\(error.message)\n\(usage)", status: 2)
-        } catch let error as SesameError {
-            return fail("\(error.code): \(error.detail)", status: 1)
-        } catch let error as StoreError {
-            return fail("database: \(error.debugDescription)", status: 1)
         } catch {
-            return fail("\(error)", status: 1)
+            return AdminCommands.exitStatus(error, usage: usage)
         }
     }
 
