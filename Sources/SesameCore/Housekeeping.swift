@@ -11,11 +11,14 @@ public struct SweepResult: Sendable, Hashable {
     public let verificationRequests: Int
     /// Expired partner grants.
     public let grants: Int
+    /// Webhook events a week old with nothing left to deliver.
+    public let webhookEvents: Int
 }
 
 /// Removes what can no longer be used: expired challenges (unfinished ceremonies) an hour after they expired (until
 /// then, finishing one still says it expired rather than that it never existed), expired sessions and tokens, and
-/// rate-limit windows that ended, expired partner grants, and verification requests a day after they expired.
+/// rate-limit windows that ended, expired partner grants, verification requests a day after they expired, and webhook
+/// events a week old with nothing left to deliver.
 /// Any node may sweep at any time; sweeps are idempotent.
 public struct Housekeeping: Sendable {
     let store: Store
@@ -27,6 +30,8 @@ public struct Housekeeping: Sendable {
     public static let challengeGrace: TimeInterval = 3600
     /// How long verification requests are kept in full after they expire.
     public static let requestRetention: TimeInterval = 86_400
+    /// How long delivered or failed webhook events (and their attempt records) are kept: past the whole retry schedule.
+    public static let webhookRetention: TimeInterval = 7 * 86_400
 
     /// Deletes every expired row now.
     public func sweep() throws(SesameError) -> SweepResult {
@@ -37,7 +42,8 @@ public struct Housekeeping: Sendable {
                 tokens: try store.tokens.deleteExpired(before: now),
                 rateLimitWindows: try store.rateLimits.prune(before: now.addingTimeInterval(-Self.longestRateWindow)),
                 verificationRequests: try store.verificationRequests.purge(before: now.addingTimeInterval(-Self.requestRetention)),
-                grants: try store.partners.deleteExpiredGrants(before: now))
+                grants: try store.partners.deleteExpiredGrants(before: now),
+                webhookEvents: try store.webhooks.purgeEvents(before: now.addingTimeInterval(-Self.webhookRetention)))
         }
     }
 }

@@ -245,6 +245,19 @@ public struct WebhookRepository: Sendable {
         }
     }
 
+    /// Deletes events created at or before `time` that have nothing left to deliver, with their deliveries and attempts.
+    /// - Returns: how many events were deleted.
+    @discardableResult
+    public func purgeEvents(before time: Date) throws(StoreError) -> Int {
+        try database.execute(
+            """
+            DELETE FROM webhook_events WHERE created_at <= $1
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $2)
+            """,
+            [.date(time), .text(WebhookDeliveryRecord.pending)]
+        )
+    }
+
     /// The deliveries of an event.
     public func deliveries(eventID: String) throws(StoreError) -> [WebhookDeliveryRecord] {
         try database.query(
