@@ -24,7 +24,7 @@ enum AdminCommands {
         """
 
     static func run(_ group: String, _ raw: [String]) -> Int32 {
-        guard let verb = raw.first else { return fail("missing command\n\(usage)", status: 2) }
+        guard let verb = raw.first, !verb.hasPrefix("--") else { return fail("missing command\n\(usage)", status: 2) }
         let (rest, positionals) = split(raw.dropFirst())
         guard positionals.count <= 1 else { return fail("unexpected arguments \(positionals.dropFirst())\n\(usage)", status: 2) }
         let positional = positionals.first

@@ -25,7 +25,7 @@ enum PartnerCommands {
         """
 
     static func run(_ group: String, _ raw: [String]) -> Int32 {
-        guard let verb = raw.first else { return fail("missing command\n\(usage)", status: 2) }
+        guard let verb = raw.first, !verb.hasPrefix("--") else { return fail("missing command\n\(usage)", status: 2) }
         let (rest, positionals) = AdminCommands.split(raw.dropFirst(), switches: ["--allow-local"])
         guard positionals.count <= 1 else { return fail("unexpected arguments\n\(usage)", status: 2) }
         do {
