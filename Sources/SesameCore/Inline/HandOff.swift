@@ -46,10 +46,7 @@ public struct HandOffService: Sendable {
         let partner = try sesame.partners.get(request.partnerID)
         let project = try sesame.projects.get(partner.projectID)
         let link = try currentLink(request)
-        let credentials = try link.map { link throws(SesameError) in
-            try StoreErrors.map { () throws(StoreError) in try sesame.store.credentials.list(userID: link.userID) }
-                .filter { $0.rpID == project.relyingPartyID }
-        } ?? []
+        let credentials = try link.map { link throws(SesameError) in try inline.usableCredentials(userID: link.userID, project: project) } ?? []
         let challenge = ChallengeRecord(
             id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
             userID: link?.userID, requestID: request.id, expiresAt: now.addingTimeInterval(InlinePasskeyService.challengeLifetime), createdAt: now,

@@ -103,8 +103,7 @@ public struct InlinePasskeyService: Sendable {
               let link = try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
         else { return .fallback(reason: "not_linked", url: url, setupURL: setupURL) }
         let project = try project(of: request)
-        let credentials = try StoreErrors.map { () throws(StoreError) in try sesame.store.credentials.list(userID: link.userID) }
-            .filter { $0.rpID == project.relyingPartyID }
+        let credentials = try usableCredentials(userID: link.userID, project: project)
         guard !credentials.isEmpty else { return .fallback(reason: "no_passkey", url: url, setupURL: setupURL) }
         let challenge = ChallengeRecord(
             id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
@@ -171,8 +170,10 @@ public struct InlinePasskeyService: Sendable {
         let stored = try StoreErrors.map { () throws(StoreError) in
             try sesame.store.credentials.find(rpID: project.relyingPartyID, credentialID: credential.rawID)
         }
+        // A blocked person's passkeys count for nothing.
         guard let stored, stored.projectID == project.id,
-              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) })
+              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) }),
+              owner.status == UserRecord.active
         else { return nil }
         do {
             let record = WebAuthn.CredentialRecord(
@@ -186,6 +187,14 @@ public struct InlinePasskeyService: Sendable {
             return VerifiedAssertion(owner: owner, credentialRecordID: stored.id, verified: verified)
         } catch {
             return nil
+        }
+    }
+
+    /// A person's passkeys on the project's relying party; none while the person is blocked.
+    func usableCredentials(userID: String, project: Project) throws(SesameError) -> [SesameStore.CredentialRecord] {
+        try StoreErrors.map { () throws(StoreError) in
+            guard try sesame.store.users.get(projectID: project.id, id: userID)?.status == UserRecord.active else { return [] }
+            return try sesame.store.credentials.list(userID: userID).filter { $0.rpID == project.relyingPartyID }
         }
     }
 
