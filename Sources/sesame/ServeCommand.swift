@@ -87,7 +87,8 @@ enum ServeCommand {
         print("sesame: listening on http://\(configuration.host):\(server.boundPort)")
         fflush(nil)
         // Expired challenges, sessions, tokens and rate-limit windows go once a minute, on every node.
-        let sweeper = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        let sweeps = DispatchQueue(label: "sesame.housekeeping", qos: .utility)
+        let sweeper = DispatchSource.makeTimerSource(queue: sweeps)
         sweeper.schedule(deadline: .now() + 60, repeating: 60)
         sweeper.setEventHandler { _ = try? sesame.housekeeping.sweep() }
         sweeper.resume()
@@ -95,7 +96,9 @@ enum ServeCommand {
         let webhooks = deliversWebhooks ? WebhookWorker(sesame: sesame) : nil
         webhooks?.start()
         waitForTerminationSignal()
+        // No sweep or delivery may still run when the process exits.
         sweeper.cancel()
+        sweeps.sync {}
         webhooks?.stop()
         print("sesame: shutting down")
         fflush(nil)

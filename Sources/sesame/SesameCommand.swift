@@ -1,4 +1,5 @@
 import Foundation
+import SesameCrypto
 
 /// The `sesame` command: the passkey server and its tools.
 @main
@@ -23,6 +24,7 @@ enum SesameCommand {
         """
 
     static func main() {
+        CryptoLibrary.keepLoadedUntilExit()
         let arguments = Array(CommandLine.arguments.dropFirst())
         switch arguments.first {
         case "webauthn":

@@ -106,8 +106,9 @@ struct LogPrivacyTests {
         note("webhook signature", deployment.receiver.deliveries.first?.signature.map { String($0.dropFirst(3)) })
 
         // A graceful stop flushes the log.
-        #expect(node.terminate() == .exited(0))
+        let termination = node.terminate()
         let output = node.stdout + node.stderr
+        #expect(termination == .exited(0), "\(node.stderr.suffix(4000))")
         // The log is really there (one JSON line per request, by route), so the absence checks below mean something.
         let lines = output.split(separator: "\n").filter { $0.hasPrefix("{") && $0.contains("\"route\":") }
         try #require(lines.count == requests, "expected \(requests) request log lines, got \(lines.count):\n\(output)")

@@ -13,6 +13,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// This node's name in the attempt records.
     public let node: String
     private let timer: any DispatchSourceTimer
+    private let queue = DispatchQueue(label: "sesame.webhooks")
     /// Whether `start()` resumed the timer: libdispatch traps when a source that was never resumed is released.
     private let started = Mutex(false)
 
@@ -25,7 +26,7 @@ public final class WebhookWorker: @unchecked Sendable {
         self.node = node
         let local = sesame.inline.allowLocalWebhooks
         sender = WebhookSender(allowPrivate: local, allowHTTP: local)
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "sesame.webhooks"))
+        timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
     }
 
@@ -45,9 +46,10 @@ public final class WebhookWorker: @unchecked Sendable {
         if !started.withLock({ $0 }) { timer.resume() }
     }
 
-    /// Stops polling; an attempt in flight finishes first.
+    /// Stops polling, and returns once an attempt in flight has finished.
     public func stop() {
         timer.cancel()
+        queue.sync {}
     }
 
     /// Sends what is due now.
