@@ -34,6 +34,13 @@ public enum BotShieldAPI {
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: Array(body))
     }
 
+    /// `response` with the request log's correlation tag of `requestID` (`rq`, a keyed hash: the ID never reaches the log).
+    static func tagged(_ response: HTTPResponse, requestID: String, _ sesame: Sesame) -> HTTPResponse {
+        var response = response
+        response.correlation = sesame.inline.logCorrelation(requestID: requestID)
+        return response
+    }
+
     /// The body as a JSON object, or `nil` when it is not one.
     static func object(_ request: HTTPRequest) -> [String: Any]? {
         guard !request.body.isEmpty else { return nil }

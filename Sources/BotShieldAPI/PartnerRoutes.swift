@@ -36,10 +36,10 @@ enum PartnerRoutes {
                                                 metadata: input.metadata)
             }
             let url = sesame.inline.handOffURL(requestID: created.id)
-            return BotShieldAPI.envelope([
+            return BotShieldAPI.tagged(BotShieldAPI.envelope([
                 "request_id": created.id, "expires_at": Timestamps.rfc3339(created.expiresAt), "scope": created.scope,
                 "web_url": url, "deep_link": url, "qr_code_url": sesame.inline.qrCodeURL(requestID: created.id),
-            ])
+            ]), requestID: created.id, sesame)
         }
 
         router.add(.GET, "/operations/verification/status", requiresJSONBody: false) { request in
@@ -47,9 +47,10 @@ enum PartnerRoutes {
             let requestID = request.query["request_id"] ?? ""
             do throws(SesameError) {
                 let found = try sesame.verifications.status(caller, requestID: requestID)
-                return BotShieldAPI.envelope(statusPayload(found))
+                return BotShieldAPI.tagged(BotShieldAPI.envelope(statusPayload(found)), requestID: requestID, sesame)
             } catch where error.code == .notFound {
-                return BotShieldAPI.envelope(["request_id": String(requestID.prefix(64)), "status": "not_found"])
+                return BotShieldAPI.tagged(BotShieldAPI.envelope(["request_id": String(requestID.prefix(64)), "status": "not_found"]),
+                                           requestID: requestID, sesame)
             } catch {
                 throw map(error)
             }

@@ -15,24 +15,11 @@ enum PublicRoutes {
             let answer = try PartnerRoutes.call { () throws(SesameError) in
                 try sesame.inlinePasskey.options(requestID: requestID, clientIP: request.remoteAddress)
             }
-            switch answer {
-            case .options(let options):
-                return BotShieldAPI.envelope([
-                    "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
-                    "challenge_id": options.challengeID,
-                    "expires_at": Timestamps.rfc3339(options.expiresAt),
-                    "url": options.url,
-                    "setup_url": options.setupURL,
-                ])
-            case .fallback(let reason, let url, let setupURL):
-                return BotShieldAPI.envelope(["fallback": "app", "reason": reason, "url": url, "setup_url": setupURL])
-            case .closed(let outcome):
-                return BotShieldAPI.envelope(payload(outcome))
-            }
+            return BotShieldAPI.tagged(optionsResponse(answer), requestID: requestID, sesame)
         }
 
         router.add(.POST, "/operations/request/passkey-complete", corsAnyOrigin: true) { request in
-            try completion(request) { requestID, challengeID, credentialJSON throws(SesameError) in
+            try completion(request, sesame) { requestID, challengeID, credentialJSON throws(SesameError) in
                 try sesame.inlinePasskey.complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON,
                                                   clientIP: request.remoteAddress)
             }
@@ -44,20 +31,11 @@ enum PublicRoutes {
             let answer = try PartnerRoutes.call { () throws(SesameError) in
                 try sesame.handOff.options(requestID: requestID, clientIP: request.remoteAddress)
             }
-            switch answer {
-            case .options(let options):
-                return BotShieldAPI.envelope([
-                    "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
-                    "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
-                    "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
-                ])
-            case .closed(let outcome):
-                return BotShieldAPI.envelope(payload(outcome))
-            }
+            return BotShieldAPI.tagged(handOffResponse(answer), requestID: requestID, sesame)
         }
 
         router.add(.POST, "/operations/handoff/complete", corsAnyOrigin: true) { request in
-            try completion(request) { requestID, challengeID, credentialJSON throws(SesameError) in
+            try completion(request, sesame) { requestID, challengeID, credentialJSON throws(SesameError) in
                 try sesame.handOff.complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON,
                                             clientIP: request.remoteAddress)
             }
@@ -66,23 +44,54 @@ enum PublicRoutes {
         router.add(.POST, "/operations/handoff/decline", corsAnyOrigin: true) { request in
             let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
             let outcome = try PartnerRoutes.call { () throws(SesameError) in try sesame.handOff.decline(requestID: requestID) }
-            return BotShieldAPI.envelope(payload(outcome))
+            return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(outcome)), requestID: requestID, sesame)
+        }
+    }
+
+    /// The three shapes of passkey-options.
+    static func optionsResponse(_ answer: InlineOptionsAnswer) -> HTTPResponse {
+        switch answer {
+        case .options(let options):
+            BotShieldAPI.envelope([
+                "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                "challenge_id": options.challengeID,
+                "expires_at": Timestamps.rfc3339(options.expiresAt),
+                "url": options.url,
+                "setup_url": options.setupURL,
+            ])
+        case .fallback(let reason, let url, let setupURL):
+            BotShieldAPI.envelope(["fallback": "app", "reason": reason, "url": url, "setup_url": setupURL])
+        case .closed(let outcome):
+            BotShieldAPI.envelope(payload(outcome))
+        }
+    }
+
+    /// The hand-off page's view of a request, or its closed outcome.
+    static func handOffResponse(_ answer: HandOffAnswer) -> HTTPResponse {
+        switch answer {
+        case .options(let options):
+            BotShieldAPI.envelope([
+                "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
+                "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
+            ])
+        case .closed(let outcome):
+            BotShieldAPI.envelope(payload(outcome))
         }
     }
 
     /// Reads `{request_id, challenge_id, response}` and runs `complete`. §1.5 step 1: a body that is not an object, or
     /// lacks a field, fails before anything is looked up.
-    static func completion(_ request: HTTPRequest, _ complete: (String, String, [UInt8]) throws(SesameError) -> InlineOutcome)
-        throws(HTTPError) -> HTTPResponse
-    {
+    static func completion(_ request: HTTPRequest, _ sesame: Sesame,
+                           _ complete: (String, String, [UInt8]) throws(SesameError) -> InlineOutcome) throws(HTTPError) -> HTTPResponse {
         let body = BotShieldAPI.object(request)
         guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
         guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
               let response = body?["response"] as? [String: Any],
               let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
-        else { return BotShieldAPI.envelope(payload(.assertionInvalid)) }
+        else { return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(.assertionInvalid)), requestID: requestID, sesame) }
         let outcome = try PartnerRoutes.call { () throws(SesameError) in try complete(requestID, challengeID, Array(credentialJSON)) }
-        return BotShieldAPI.envelope(payload(outcome))
+        return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(outcome)), requestID: requestID, sesame)
     }
 
     /// `{ outcome, code? }` and nothing else.

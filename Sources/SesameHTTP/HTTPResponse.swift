@@ -10,6 +10,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// The route pattern that produced it (e.g. "/v1/projects/:projectId"), for metrics; nil when no route matched.
     public var route: String?
+    /// A short opaque tag the request log writes as `rq`, to correlate the requests of one resource (such as a keyed
+    /// hash of a verification request's ID); never a secret or an ID itself. Not sent to the client.
+    public var correlation: String?
 
     /// Creates a response.
     /// - Parameters:

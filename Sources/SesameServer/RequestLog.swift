@@ -4,8 +4,9 @@ import Synchronization
 /// Writes one JSON line per answered request.
 ///
 /// Only what is safe to keep: time, method, route pattern (never the concrete path, which can carry IDs),
-/// status, duration and the client address. Never a request ID, header, query, body, secret, challenge or
-/// credential ID (DESIGN.md, "Security and privacy").
+/// status, duration, the client address, and a route's correlation tag `rq` when it sets one (a keyed hash, see
+/// ``HTTPResponse/correlation``). Never a request ID, header, query, body, secret, challenge or credential ID
+/// (DESIGN.md, "Security and privacy").
 ///
 /// Lines are formatted by hand and written in batches (every 200 ms, or at 16 KiB), since a JSON encoder and a
 /// system call per request would cost more than the request itself. ``flush()`` writes what is pending.
@@ -47,7 +48,8 @@ public final class RequestLog: @unchecked Sendable {
     }
 
     /// Logs one request.
-    public func record(time: Date, method: String, route: String, status: Int, duration: Duration, remoteAddress: String) {
+    public func record(time: Date, method: String, route: String, status: Int, duration: Duration, remoteAddress: String,
+                       correlation: String? = nil) {
         let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
         let full: [UInt8]? = pending.withLock { out in
             // Written straight into the batch, in the byte order of sorted keys, without intermediate strings.
@@ -61,6 +63,10 @@ public final class RequestLog: @unchecked Sendable {
             Self.appendQuoted(remoteAddress, to: &out)
             out += Self.routeKey
             Self.appendQuoted(route, to: &out)
+            if let correlation {
+                out += Self.correlationKey
+                Self.appendQuoted(correlation, to: &out)
+            }
             out += Self.statusKey
             Self.appendDecimal(status, to: &out)
             out += Self.timeKey
@@ -77,6 +83,7 @@ public final class RequestLog: @unchecked Sendable {
     private static let methodKey = Array(#","method":"#.utf8)
     private static let remoteKey = Array(#","remote":"#.utf8)
     private static let routeKey = Array(#","route":"#.utf8)
+    private static let correlationKey = Array(#","rq":"#.utf8)
     private static let statusKey = Array(#","status":"#.utf8)
     private static let timeKey = Array(#","time":""#.utf8)
     private static let lineEnd = Array("\"}\n".utf8)

@@ -31,7 +31,7 @@ public final class SesameApplication: Sendable {
         let route = response.route ?? "unmatched"
         metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status, duration: duration)
         log?.record(time: sesame.clock.now(), method: request.method.rawValue, route: route, status: response.status,
-                    duration: duration, remoteAddress: request.remoteAddress)
+                    duration: duration, remoteAddress: request.remoteAddress, correlation: response.correlation)
     }
 
     /// An HTTP server for this application.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SesameCore
+import SesameCrypto
 import SesameHTTP
 import SesameServer
 import SesameStore
@@ -19,7 +20,8 @@ enum ServeCommand {
           the hosted pages (hand-off and passkey setup links). --webhooks-allow-local lets webhook endpoints use
           http:// and loopback or private addresses: for development only. --inline-ip-limit is the calls per client
           IP per minute on the public inline-verification endpoints (default 60). --webhooks off leaves webhook
-          delivery to other nodes (every node delivers by default).
+          delivery to other nodes (every node delivers by default). SESAME_LOG_KEY (environment only) keys the
+          request log's `rq` tags of verification requests; give every node the same one to correlate across nodes.
           Defaults: --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080 --log json,
           --public-url http://localhost:PORT, --app-url the public URL.
         """
@@ -49,10 +51,12 @@ enum ServeCommand {
             let ipLimit = try setting("--inline-ip-limit", "SESAME_INLINE_IP_LIMIT").map { text throws(Arguments.UsageError) in
                 try positive(text, "--inline-ip-limit")
             } ?? 60
+            // The correlation key comes from the environment only (a flag would show in `ps`); random per process by default.
+            let logKey = environment["SESAME_LOG_KEY"].map { Digest.sha256(Array($0.utf8)) } ?? SecureRandom.bytes(count: 32)
             let inline: InlineConfiguration
             do {
                 inline = try InlineConfiguration(appURL: appURL, apiURL: publicURL, allowLocalWebhooks: allowLocal,
-                                                 publicCallsPerMinutePerIP: ipLimit).validated()
+                                                 publicCallsPerMinutePerIP: ipLimit, logKey: logKey).validated()
             } catch {
                 throw Arguments.UsageError(message: error.detail)
             }

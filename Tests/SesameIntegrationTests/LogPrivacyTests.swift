@@ -118,6 +118,16 @@ struct LogPrivacyTests {
             #expect(lines.contains { $0.contains("\"route\":\"\(route)\"") }, "no log line for \(route)")
         }
 
+        // Lines of one verification request share its correlation tag `rq` (a keyed hash, never the ID).
+        func tag(_ line: Substring) -> String? { line.firstMatch(of: /"rq":"([0-9a-f]{8})"/).map { String($0.output.1) } }
+        let tagged = ["/operations/request/passkey-options", "/operations/request/passkey-complete", "/operations/sdk/create-verification-link"]
+        for line in lines where tagged.contains(where: { line.contains("\"route\":\"\($0)\"") }) {
+            #expect(tag(line) != nil, "no rq on \(line)")
+        }
+        let created = lines.filter { $0.contains("\"route\":\"/operations/sdk/create-verification-link\"") }.compactMap(tag)
+        #expect(Set(created).count == created.count && created.count >= 2, "\(created)")
+        for rq in created { #expect(lines.filter { tag($0) == rq }.count >= 2, "rq \(rq) correlates nothing") }
+
         #expect(secrets.count >= 25)
         for (what, value) in secrets {
             #expect(value.count >= 16, "\(what) is too short to search for: \(value)")

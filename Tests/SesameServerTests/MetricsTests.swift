@@ -61,6 +61,19 @@ import Testing
         #expect(second["time"] as? String == "1970-01-01T00:00:00.000Z")
     }
 
+    @Test("adds a route's correlation tag as rq, in sorted key order")
+    func correlation() throws {
+        let collector = Collector()
+        let log = RequestLog { batch in collector.bytes.withLock { $0 += batch } }
+        log.record(time: Date(timeIntervalSince1970: 0), method: "POST", route: "/operations/request/passkey-options", status: 200,
+                   duration: .zero, remoteAddress: "127.0.0.1", correlation: "0a1b2c3d")
+        log.flush()
+        let line = try #require(collector.lines.first)
+        #expect(line.contains(#""route":"/operations/request/passkey-options","rq":"0a1b2c3d","status":200"#), "\(line)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["time", "method", "route", "rq", "status", "duration_ms", "remote"])
+    }
+
     @Test("writes in batches: nothing before a flush or a full batch, everything after")
     func batching() {
         let collector = Collector()

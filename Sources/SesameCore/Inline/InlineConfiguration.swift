@@ -1,4 +1,5 @@
 import Foundation
+import SesameCrypto
 
 /// Deployment settings of inline verification. `url` and `setup_url` are built from these, never hard-coded.
 public struct InlineConfiguration: Sendable, Hashable {
@@ -12,15 +13,27 @@ public struct InlineConfiguration: Sendable, Hashable {
     public var brandName: String
     /// Calls per client IP per minute on the public endpoints (60; benchmarks raise it).
     public var publicCallsPerMinutePerIP: Int
+    /// The key of the request log's correlation tags; random per process unless the operator sets one, so that the
+    /// nodes of a deployment tag a request alike.
+    public var logKey: [UInt8]
 
     /// Creates settings; URLs lose any trailing slash.
     public init(appURL: String = "http://localhost:8080", apiURL: String = "http://localhost:8080", allowLocalWebhooks: Bool = false,
-                brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60) {
+                brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60, logKey: [UInt8] = SecureRandom.bytes(count: 32)) {
         self.appURL = Self.trimmed(appURL)
         self.apiURL = Self.trimmed(apiURL)
         self.allowLocalWebhooks = allowLocalWebhooks
         self.brandName = brandName
         self.publicCallsPerMinutePerIP = publicCallsPerMinutePerIP
+        self.logKey = logKey
+    }
+
+    /// The request log's tag for a verification request (spec §2.11): the first 8 hex digits of
+    /// HMAC-SHA256(log key, request ID), so log lines of one request can be matched without the ID itself.
+    /// - Returns: `nil` for anything that is not a request ID.
+    public func logCorrelation(requestID: String) -> String? {
+        guard VerificationService.isRequestID(requestID) else { return nil }
+        return HMAC.sha256(key: logKey, message: Array(requestID.utf8)).prefix(4).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
     /// The `iss` of verification tokens.
