@@ -108,7 +108,7 @@ import Testing
         defer { target.stop() }
         receiver.setLocation(target.url(path: "/moved").absoluteString)
         let body = Array("{}".utf8)
-        var results: [WebhookSendResult] = []
+        var results: [WebhookSendOutcome] = []
         for _ in 0..<5 {
             results.append(sender.send(url: receiver.url, body: body, headers: try signedHeaders(body, secrets: [secret])))
         }

@@ -38,14 +38,14 @@ public struct HandOffService: Sendable {
     /// Options for the page: the linked person's passkeys, or any discoverable passkey of the project.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> HandOffAnswer {
         let inline = InlinePasskeyService(sesame: sesame)
-        try inline.limit(clientIP)
-        guard let request = try inline.lookUp(requestID, counting: .options) else { return .closed(.unknownRequest) }
-        let now = sesame.clock.now()
-        if request.isExpired(at: now) { return .closed(.requestExpired) }
-        guard request.status == VerificationRequestRecord.pending else { return .closed(.requestClosed) }
+        let request: VerificationRequestRecord, now: Date
+        switch try inline.openRequest(requestID, clientIP: clientIP, counting: .options) {
+        case .closed(let outcome): return .closed(outcome)
+        case .open(let open, let time): (request, now) = (open, time)
+        }
         let partner = try sesame.partners.get(request.partnerID)
         let project = try sesame.projects.get(partner.projectID)
-        let link = try currentLink(request)
+        let link = try inline.currentLink(of: request)
         let credentials = try link.map { link throws(SesameError) in try inline.usableCredentials(userID: link.userID, project: project) } ?? []
         let challenge = ChallengeRecord(
             id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
@@ -65,17 +65,17 @@ public struct HandOffService: Sendable {
     /// completion's transaction (a conflict fails the request with `already_linked`).
     public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
         let inline = InlinePasskeyService(sesame: sesame)
-        try inline.limit(clientIP)
-        guard let request = try inline.lookUp(requestID, counting: .complete) else { return .unknownRequest }
-        let now = sesame.clock.now()
-        if request.isExpired(at: now) { return .requestExpired }
-        guard request.status == VerificationRequestRecord.pending else { return .requestClosed }
+        let request: VerificationRequestRecord, now: Date
+        switch try inline.openRequest(requestID, clientIP: clientIP, counting: .complete) {
+        case .closed(let outcome): return outcome
+        case .open(let open, let time): (request, now) = (open, time)
+        }
         let consumed = try StoreErrors.map { () throws(StoreError) in
             try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
         }
         guard let consumed else { return .challengeExpired }
-        if let linkID = consumed.linkID, try currentLink(request)?.id != linkID { return .linkChanged }
-        let project = try sesame.projects.get(try sesame.partners.get(request.partnerID).projectID)
+        if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
+        let project = try inline.project(of: request)
         let policy = RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
                                         allowedAlgorithms: PasskeyService.algorithms)
         guard let assertion = try inline.verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: policy) else {
@@ -112,10 +112,5 @@ public struct HandOffService: Sendable {
             try sesame.store.verificationRequests.fail(id: requestID, reason: "user_denied", at: sesame.clock.now())
         }
         return failed ? Self.declined : .requestClosed
-    }
-
-    private func currentLink(_ request: VerificationRequestRecord) throws(SesameError) -> PartnerLink? {
-        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment) else { return nil }
-        return try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
     }
 }

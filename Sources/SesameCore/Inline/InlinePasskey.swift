@@ -92,16 +92,14 @@ public struct InlinePasskeyService: Sendable {
     /// - Parameter clientIP: for the per-IP limit.
     /// - Throws: `rate_limited`, or a storage error.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> InlineOptionsAnswer {
-        try limit(clientIP)
-        guard let request = try lookUp(requestID, counting: .options) else { return .closed(.unknownRequest) }
-        let now = sesame.clock.now()
-        if request.isExpired(at: now) { return .closed(.requestExpired) }
-        guard request.status == VerificationRequestRecord.pending else { return .closed(.requestClosed) }
+        let request: VerificationRequestRecord, now: Date
+        switch try openRequest(requestID, clientIP: clientIP, counting: .options) {
+        case .closed(let outcome): return .closed(outcome)
+        case .open(let open, let time): (request, now) = (open, time)
+        }
         let url = sesame.inline.handOffURL(requestID: request.id)
         let setupURL = sesame.inline.setupURL
-        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment),
-              let link = try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
-        else { return .fallback(reason: "not_linked", url: url, setupURL: setupURL) }
+        guard let link = try currentLink(of: request) else { return .fallback(reason: "not_linked", url: url, setupURL: setupURL) }
         let project = try project(of: request)
         let credentials = try usableCredentials(userID: link.userID, project: project)
         guard !credentials.isEmpty else { return .fallback(reason: "no_passkey", url: url, setupURL: setupURL) }
@@ -122,22 +120,19 @@ public struct InlinePasskeyService: Sendable {
     /// - Parameter credentialJSON: the `AuthenticationResponseJSON`.
     /// - Throws: `rate_limited`, or a storage error.
     public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
-        try limit(clientIP)
         // Step 2: the request is known, unexpired and pending.
-        guard let request = try lookUp(requestID, counting: .complete) else { return .unknownRequest }
-        let now = sesame.clock.now()
-        if request.isExpired(at: now) { return .requestExpired }
-        guard request.status == VerificationRequestRecord.pending else { return .requestClosed }
+        let request: VerificationRequestRecord, now: Date
+        switch try openRequest(requestID, clientIP: clientIP, counting: .complete) {
+        case .closed(let outcome): return outcome
+        case .open(let open, let time): (request, now) = (open, time)
+        }
         // Step 3: the challenge is consumed only if it is this request's; any attempt past here uses it up.
         let consumed = try StoreErrors.map { () throws(StoreError) in
             try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
         }
         guard let consumed, let personID = consumed.userID else { return .challengeExpired }
         // Step 4: the ref still has the link the options were issued under.
-        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment),
-              let link = try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref),
-              link.id == consumed.linkID
-        else { return .linkChanged }
+        guard let link = try currentLink(of: request), link.id == consumed.linkID else { return .linkChanged }
         // Steps 5-6: the credential by rawId, and WebAuthn §7.2 against its stored key and the consumed challenge.
         let project = try project(of: request)
         guard let assertion = try verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge,
@@ -198,25 +193,44 @@ public struct InlinePasskeyService: Sendable {
         }
     }
 
-    func limit(_ clientIP: String?) throws(SesameError) {
+    private func limit(_ clientIP: String?) throws(SesameError) {
         guard let clientIP else { return }
         let limit = sesame.inline.publicCallsPerMinutePerIP
         let decision = try sesame.rateLimiter.hit("inline-ip:\(clientIP)", limit: limit, window: 60)
         guard decision.allowed else { throw SesameError(.rateLimited, "\(limit) calls per IP per minute", rateLimit: decision) }
     }
 
-    /// The request named by a well-formed ID, after counting this call against its limit.
-    func lookUp(_ requestID: String, counting counter: VerificationRequestRepository.CallCounter) throws(SesameError)
-        -> VerificationRequestRecord?
-    {
-        guard VerificationService.isRequestID(requestID) else { return nil }
-        let calls = try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.countCall(id: requestID, counter: counter) }
-        guard let calls else { return nil }
-        guard calls <= Self.callsPerRequest else { throw SesameError(.rateLimited, "10 calls per request") }
-        return try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.get(id: requestID) }
+    /// A request that can still complete, or the outcome that closes it.
+    enum OpenRequest {
+        case open(VerificationRequestRecord, now: Date)
+        case closed(InlineOutcome)
     }
 
-    private func project(of request: VerificationRequestRecord) throws(SesameError) -> Project {
+    /// The checks every public call starts with: the per-IP limit, then the request named by a well-formed ID (this
+    /// call counted against its per-request limit), which must be known, unexpired and pending.
+    func openRequest(_ requestID: String, clientIP: String?, counting counter: VerificationRequestRepository.CallCounter)
+        throws(SesameError) -> OpenRequest
+    {
+        try limit(clientIP)
+        guard VerificationService.isRequestID(requestID),
+              let counted = try StoreErrors.map({ () throws(StoreError) in
+                  try sesame.store.verificationRequests.countCall(id: requestID, counter: counter)
+              })
+        else { return .closed(.unknownRequest) }
+        guard counted.calls <= Self.callsPerRequest else { throw SesameError(.rateLimited, "10 calls per request") }
+        let now = sesame.clock.now()
+        if counted.request.isExpired(at: now) { return .closed(.requestExpired) }
+        guard counted.request.status == VerificationRequestRecord.pending else { return .closed(.requestClosed) }
+        return .open(counted.request, now: now)
+    }
+
+    /// The current link of the request's ref, if it has one.
+    func currentLink(of request: VerificationRequestRecord) throws(SesameError) -> PartnerLink? {
+        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment) else { return nil }
+        return try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
+    }
+
+    func project(of request: VerificationRequestRecord) throws(SesameError) -> Project {
         try sesame.projects.get(try sesame.partners.get(request.partnerID).projectID)
     }
 }

@@ -161,7 +161,8 @@ public struct PartnerService: Sendable {
     /// Ends a grant early.
     /// - Returns: whether an open grant ended.
     public func revokeGrant(_ grant: String) throws(SesameError) -> Bool {
-        guard let caller = try? authenticate(grant: grant) else { return false }
+        let caller: PartnerCaller
+        do { caller = try authenticate(grant: grant) } catch where error.code == .unauthorized { return false }
         return try StoreErrors.map { () throws(StoreError) in
             try store.partners.revokeSecret(partnerID: caller.partner.id, hash: Identifiers.hash(grant), at: clock.now())
         }

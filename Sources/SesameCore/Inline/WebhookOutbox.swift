@@ -12,7 +12,7 @@ public struct WebhookRequest: Sendable, Hashable {
     public let headers: [String: String]
 }
 
-/// What one send gave: an HTTP status, or a short reason there was none.
+/// What one send gave: an HTTP status, or a short generic reason there was none (never the URL, headers or body).
 public enum WebhookSendOutcome: Sendable, Hashable {
     case status(Int)
     case failed(String)

@@ -6,19 +6,13 @@ import FoundationNetworking
 import SesameCore
 import Synchronization
 
-/// The result of one webhook delivery attempt.
-public enum WebhookSendResult: Hashable, Sendable {
-    /// The receiver answered with this HTTP status (redirects are not followed, so a 3xx is reported as is).
-    case status(Int)
-    /// No answer: a short generic reason such as `"timeout"`, `"connection refused"`, `"host not found"`,
-    /// `"TLS failure"` or `"address not allowed"`. Never contains the URL, headers or body.
-    case failed(String)
-}
-
-/// Posts one signed webhook body to an endpoint and reports the status, synchronously.
+/// Posts one signed webhook body to an endpoint and reports the status, synchronously: a
+/// ``WebhookSendOutcome/status(_:)`` (a 3xx as is: redirects are not followed) or a short generic reason without the
+/// URL, headers or body (`"timeout"`, `"connection refused"`, `"host not found"`, `"TLS failure"`,
+/// `"address not allowed"`).
 ///
 /// Each call uses its own ephemeral `URLSession`: no cookies, no cache, no credential storage, and redirects are
-/// not followed (a 3xx is reported as ``WebhookSendResult/status(_:)``). The response body is not read: the attempt
+/// not followed (a 3xx is reported as ``WebhookSendOutcome/status(_:)``). The response body is not read: the attempt
 /// ends as soon as the status line and headers arrive. Every request is a `POST` with `Content-Type:
 /// application/json` and `User-Agent: Sesame-Webhooks/1`.
 ///
@@ -60,7 +54,7 @@ public final class WebhookSender: Sendable {
     /// - Returns: The status received, or why there was none.
     public func send(
         url: URL, body: [UInt8], headers: [String: String], timeout: TimeInterval = 15
-    ) -> WebhookSendResult {
+    ) -> WebhookSendOutcome {
         do {
             try EndpointAddressPolicy.check(url: url, allowPrivate: allowPrivate, allowHTTP: allowHTTP)
         } catch {
@@ -98,17 +92,17 @@ public final class WebhookSender: Sendable {
 
     /// The delegate of one attempt: records the first result and wakes the waiting thread.
     private final class Attempt: NSObject, URLSessionDataDelegate, Sendable {
-        private let result = Mutex<WebhookSendResult?>(nil)
+        private let result = Mutex<WebhookSendOutcome?>(nil)
         private let finished = DispatchSemaphore(value: 0)
 
         /// Waits for the result until `deadline`; `nil` if none came.
-        func wait(until deadline: DispatchTime) -> WebhookSendResult? {
+        func wait(until deadline: DispatchTime) -> WebhookSendOutcome? {
             _ = finished.wait(timeout: deadline)
             return result.withLock { $0 }
         }
 
         /// Records `outcome` unless a result is already there, and wakes the waiter the first time.
-        private func finish(_ outcome: WebhookSendResult) {
+        private func finish(_ outcome: WebhookSendOutcome) {
             let first = result.withLock { current in
                 guard current == nil else { return false }
                 current = outcome

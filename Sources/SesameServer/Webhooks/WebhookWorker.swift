@@ -58,10 +58,7 @@ public final class WebhookWorker: @unchecked Sendable {
     public func deliverDue() throws(SesameError) -> Int {
         try sesame.webhooks.deliverDue(node: node) { [sender] request in
             guard let url = URL(string: request.url) else { return .failed("invalid URL") }
-            switch sender.send(url: url, body: request.body, headers: request.headers) {
-            case .status(let code): return .status(code)
-            case .failed(let reason): return .failed(reason)
-            }
+            return sender.send(url: url, body: request.body, headers: request.headers)
         }
     }
 }

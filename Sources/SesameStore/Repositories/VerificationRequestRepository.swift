@@ -110,13 +110,15 @@ public struct VerificationRequestRepository: Sendable {
         ) > 0
     }
 
-    /// Counts one call of `counter` (`options_calls` or `complete_calls`) on a request.
-    /// - Returns: the count after this call, or `nil` when there is no such request.
-    public func countCall(id: String, counter: CallCounter) throws(StoreError) -> Int? {
+    /// Counts one call of `counter` (`options_calls` or `complete_calls`) on a request, and reads the request in the
+    /// same statement.
+    /// - Returns: the count after this call and the request, or `nil` when there is no such request.
+    public func countCall(id: String, counter: CallCounter) throws(StoreError) -> (calls: Int, request: VerificationRequestRecord)? {
         let column = counter.rawValue
-        return try database.queryFirst(
-            "UPDATE verification_requests SET \(column) = \(column) + 1 WHERE id = $1 RETURNING \(column)", [.text(id)]
-        ).map { row throws(StoreError) in Int(try row.integer(column)) }
+        guard let row = try database.queryFirst(
+            "UPDATE verification_requests SET \(column) = \(column) + 1 WHERE id = $1 RETURNING \(column), \(Self.columns)", [.text(id)]
+        ) else { return nil }
+        return (Int(try row.integer(column)), try Self.record(row))
     }
 
     /// The per-request call counters.
