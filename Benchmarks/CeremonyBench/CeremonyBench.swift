@@ -154,29 +154,26 @@ final class Locked<Value>: @unchecked Sendable {
 
 /// One `sesame serve` child on a free loopback port, its log off; the first start prints the admin key.
 final class Server {
-    let process = Process()
+    let pid: pid_t
     let port: UInt16
     let adminKey: String
+    private let output: String
 
     init(binary: String, database: String, arguments: [String] = []) {
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try! process.run()
-        var text = ""
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-bench-\(UUID().uuidString).out").path
+        pid = try! ChildProcess.spawn([binary, "serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + arguments,
+                                      stdout: output, stderr: nil)
         var port: UInt16?
         var key: String?
-        let reader = output.fileHandleForReading
+        let deadline = Date().addingTimeInterval(60)
         while port == nil {
-            let chunk = reader.availableData
-            precondition(!chunk.isEmpty, "sesame serve exited early: \(text)")
-            text += String(decoding: chunk, as: UTF8.self)
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             for line in text.split(separator: "\n") {
                 if line.hasPrefix("sesame: admin API key") { key = line.split(separator: " ").last.map(String.init) }
                 if line.hasPrefix("sesame: listening on http://") { port = line.split(separator: ":").last.flatMap { UInt16($0) } }
             }
+            precondition(port != nil || (ChildProcess.wait(pid, timeout: 0) == nil && Date() < deadline), "sesame serve did not start: \(text)")
+            if port == nil { usleep(20_000) }
         }
         self.port = port!
         adminKey = key ?? ""
@@ -184,13 +181,14 @@ final class Server {
 
     /// The peak resident set (VmHWM) of the server so far, in kilobytes.
     func peakRSSKilobytes() -> Double {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
         return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        kill(pid, SIGTERM)
+        _ = ChildProcess.wait(pid, timeout: 30)
+        try? FileManager.default.removeItem(atPath: output)
     }
 }

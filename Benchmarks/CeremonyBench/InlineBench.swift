@@ -114,16 +114,9 @@ struct Admin {
     let database: String
 
     func run(_ arguments: [String]) -> [String: Any] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments + ["--db", database]
-        let output = Pipe()
-        process.standardOutput = output
-        try! process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        precondition(process.terminationStatus == 0, "sesame \(arguments.joined(separator: " ")) failed")
-        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        let done = try! ChildProcess.run(binary, arguments + ["--db", database])
+        precondition(done.status == 0, "sesame \(arguments.joined(separator: " ")) failed: \(done.standardError)")
+        return (try? JSONSerialization.jsonObject(with: Data(done.standardOutput.utf8))) as? [String: Any] ?? [:]
     }
 }
 

@@ -168,43 +168,20 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Runs a program to completion, as the `postgres` user when asked; throws with its output when it fails.
     ///
-    /// `posix_spawn` and `waitpid` rather than Foundation's `Process`: on Linux, `Process` learns that a child exited
-    /// through a socket the child inherits, and the server that `pg_ctl start` leaves running inherits it too, so
-    /// `waitUntilExit` would never return. Output goes to a file for the same reason (a pipe would never reach EOF).
+    /// Through ``ChildProcess`` (`posix_spawn`, output to files): the server that `pg_ctl start` leaves running
+    /// inherits whatever the child had, so neither Foundation's `Process` nor a pipe would ever see the end.
     @discardableResult
     private static func run(_ program: URL, _ arguments: [String], asPostgresUser: Bool) throws -> String {
         let command = [program.path] + arguments
         // `cd /` first: the postgres user may not be able to enter the test's working directory.
         let inRoot = ["/bin/sh", "-c", "cd / && exec \"$0\" \"$@\""] + command
         let argv = asPostgresUser ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + inRoot : inRoot
-        let outputPath = FileManager.default.temporaryDirectory
-            .appendingPathComponent("sesame-pg-output-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else {
-            throw Failure(description: "cannot start \(argv[0]): error \(spawned)")
+        let done: ChildProcess.Output
+        do { done = try ChildProcess.run(argv[0], Array(argv.dropFirst()), timeout: 300) } catch {
+            throw Failure(description: error.description)
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw Failure(description: "waitpid failed: error \(errno)") }
-        }
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // A normal exit has the low 7 bits clear; the exit code is in the next 8 (WIFEXITED / WEXITSTATUS).
-        let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
-        guard exitCode == 0 else {
-            throw Failure(description: "\(program.lastPathComponent) failed (wait status \(status)): \(text)")
-        }
+        let text = done.standardOutput + done.standardError
+        guard done.status == 0 else { throw Failure(description: "\(program.lastPathComponent) failed (status \(done.status)): \(text)") }
         return text
     }
 }

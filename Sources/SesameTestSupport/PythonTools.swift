@@ -75,44 +75,12 @@ public enum PythonEnvironment {
     public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 120) throws
         -> Output
     {
-        let files = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-python-\(UUID().uuidString)")
-        let outputPath = files.appendingPathExtension("out"), errorPath = files.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outputPath.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorPath.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outputPath)
-            try? FileManager.default.removeItem(at: errorPath)
-        }
-        let output = try FileHandle(forWritingTo: outputPath), errors = try FileHandle(forWritingTo: errorPath)
-        defer {
-            try? output.close()
-            try? errors.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = errors
         do {
-            try process.run()
+            let done = try ChildProcess.run(path, arguments, environment: environment, timeout: timeout)
+            return Output(status: done.status, standardOutput: done.standardOutput, standardError: done.standardError)
         } catch {
-            throw Failure("cannot start \(path): \(error)")
+            throw Failure(error.description)
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            throw Failure("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
-        }
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus,
-            standardOutput: (try? String(contentsOf: outputPath, encoding: .utf8)) ?? "",
-            standardError: (try? String(contentsOf: errorPath, encoding: .utf8)) ?? ""
-        )
     }
 
     /// Runs `body` holding an exclusive `flock` on `.build/pyenv.lock` (and a process-wide lock).

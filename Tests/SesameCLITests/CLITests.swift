@@ -26,21 +26,8 @@ struct SesameProcess {
     }()
 
     static func run(_ arguments: [String], stdin: [UInt8] = []) throws -> Outcome {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let input = Pipe(), output = Pipe(), error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin))
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                       stderr: String(decoding: err, as: UTF8.self))
+        let done = try ChildProcess.run(executable.path, arguments, stdin: stdin)
+        return Outcome(status: done.status, stdout: done.standardOutput, stderr: done.standardError)
     }
 }
 

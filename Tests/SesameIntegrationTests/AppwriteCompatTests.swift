@@ -22,31 +22,12 @@ enum AppwriteSDK {
         .mapError { IntegrationFailure($0.description) }
 }
 
-/// Runs a program to completion (at most `timeout` seconds) and returns its exit status and combined output.
+/// Runs a program to completion (at most `timeout` seconds) and returns its exit status and output (stdout, then stderr).
 func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 120) throws
     -> (status: Int32, output: String)
 {
-    let log = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-run-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: log) }
-    let handle = try FileHandle(forWritingTo: log)
-    defer { try? handle.close() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(50_000) }
-    if process.isRunning {
-        process.terminate()
-        process.waitUntilExit()
-        throw IntegrationFailure("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
-    }
-    let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, output)
+    let done = try ChildProcess.run(path, arguments, environment: environment, timeout: timeout)
+    return (done.status, done.standardOutput + done.standardError)
 }
 
 @Suite struct AppwriteCompatTests {

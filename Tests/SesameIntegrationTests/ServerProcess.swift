@@ -1,4 +1,5 @@
 import Foundation
+import SesameTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -165,18 +166,7 @@ final class ServerProcess: @unchecked Sendable {
         // `cd` through the shell, which then `exec`s the server: the pid stays the server's.
         let argv = workingDirectory.map { ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, program] + arguments }
             ?? [program] + arguments
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard result == 0 else { throw IntegrationFailure("cannot start \(argv[0]): error \(result)") }
-        return pid
+        return try ChildProcess.spawn(argv, stdout: stdout, stderr: stderr)
     }
 }
 
@@ -194,19 +184,8 @@ enum SesameCLI {
     }
 
     static func run(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = sesameExecutable
-        process.arguments = arguments
-        let output = Pipe(), error = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                       stderr: String(decoding: err, as: UTF8.self))
+        let done = try ChildProcess.run(sesameExecutable.path, arguments)
+        return Outcome(status: done.status, stdout: done.standardOutput, stderr: done.standardError)
     }
 
     /// Runs and requires exit 0, returning the first line as JSON.
