@@ -6,10 +6,13 @@ DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
 TEST_PACKAGES  := postgresql python3 python3-venv
 BENCH_PACKAGES := wrk postgresql
 FUZZ_SECONDS ?= 60
+# make test fuzzes the faces for this long, with a seed taken from the commit (so a run can be replayed).
+FACE_FUZZ_SECONDS ?= 90
+FACE_FUZZ_SEED    ?= $(shell printf '%d' 0x$$(git rev-parse --short=12 HEAD 2>/dev/null || echo 1))
 # The test build is strict: any warning or undeclared module import fails it.
 STRICT       := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
-.PHONY: deps build run test bench fuzz clean
+.PHONY: deps build run test bench fuzz face-fuzz clean
 
 deps:
 	@scripts/ensure-deps.sh $(DEB_PACKAGES)
@@ -29,6 +32,7 @@ test: deps
 	@# The benchmarks must keep running; a short pass checks that, timing nothing.
 	.build/debug/sesame-bench 0.01 1 > /dev/null && echo "sesame-bench smoke run: ok"
 	.build/debug/sesame-ceremony-bench .build/debug/sesame 0.2 1 > /dev/null && echo "sesame-ceremony-bench smoke run: ok"
+	@$(MAKE) --no-print-directory face-fuzz FACE_FUZZ_BUILD=debug
 
 ## bench: one JSON line per benchmark (name, value, unit, ceiling, ratio), release build.
 bench: deps
@@ -40,9 +44,20 @@ bench: deps
 	.build/release/sesame-ceremony-bench .build/release/sesame
 	Benchmarks/http-health.sh
 
-## fuzz: each libFuzzer target for FUZZ_SECONDS seconds over its committed seed corpus.
+## fuzz: each libFuzzer target for FUZZ_SECONDS seconds over its committed seed corpus, then the face fuzzer as long.
 fuzz: deps
 	Fuzz/run.sh $(FUZZ_SECONDS)
+	$(SWIFT) build -c release --product sesame-face-fuzz
+	@$(MAKE) --no-print-directory face-fuzz FACE_FUZZ_BUILD=release FACE_FUZZ_SECONDS=$(FUZZ_SECONDS) FACE_FUZZ_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+
+# The face fuzzer (Fuzz/FaceFuzz): hostile requests through the router into every documented route. A trap kills it, so
+# the request it was answering is shown from the file it keeps.
+FACE_FUZZ_BUILD ?= debug
+face-fuzz:
+	@.build/$(FACE_FUZZ_BUILD)/sesame-face-fuzz --seconds $(FACE_FUZZ_SECONDS) --seed $(FACE_FUZZ_SEED) \
+		--last .build/face-fuzz-last-request.txt || { status=$$?; \
+		echo "sesame-face-fuzz failed (exit $$status); the request it was answering (replay: --seed $(FACE_FUZZ_SEED)):"; \
+		head -c 4000 .build/face-fuzz-last-request.txt; echo; exit 1; }
 
 clean:
 	rm -rf .build Fuzz/out

@@ -68,6 +68,12 @@ let package = Package(
             path: "Benchmarks/CeremonyBench", swiftSettings: swiftSettings
         ),
 
+        // Hostile requests through the router into every documented route (make test, make fuzz; Fuzz/README.md).
+        .executableTarget(
+            name: "sesame-face-fuzz", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameClient"],
+            path: "Fuzz/FaceFuzz", swiftSettings: swiftSettings
+        ),
+
         .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], exclude: ["Data"], swiftSettings: swiftSettings),
         .testTarget(
             name: "WebAuthnTests",

@@ -28,8 +28,9 @@ enum AccountRoutes {
             let body = try decodeJSONBody(EmailSessionBody.self, from: request)
             let email = try AppwriteAPI.required(body.email, "email")
             let password = try AppwriteAPI.required(body.password, "password")
+            let duration = try AppwriteAPI.seconds(body.duration, "duration")
             let (session, secret) = try AppwriteAPI.call { () throws(SesameError) in
-                try sesame.sessions.signIn(projectID: caller.project.id, email: email, password: password, lifetime: body.duration,
+                try sesame.sessions.signIn(projectID: caller.project.id, email: email, password: password, lifetime: duration,
                                            rateLimited: !withKey, client: clientInfo(request))
             }
             var response = AppwriteAPI.json(SessionModel(session, current: true, secret: withKey ? secret : ""), status: 201)
@@ -56,7 +57,7 @@ enum AccountRoutes {
         // S6: a JWT for the calling session.
         router.add(.POST, "/v1/account/jwts", cors: true) { request in
             let (session, _) = try Caller(request, sesame).requireUser()
-            let duration = request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request).duration
+            let duration = try AppwriteAPI.seconds(request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request).duration, "duration")
             let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: duration) }
             return AppwriteAPI.json(["jwt": jwt], status: 201)
         }
@@ -145,7 +146,7 @@ enum AccountRoutes {
     static func setSessionCookies(_ response: inout HTTPResponse, _ request: HTTPRequest, projectID: String, secret: String,
                                   session: Session) {
         let name = Caller.cookieName(projectID)
-        let maxAge = max(0, Int(session.expiresAt.timeIntervalSince(session.createdAt)))
+        let maxAge = max(0, Int(session.expiresAt.timeIntervalSince(session.createdAt)))  // trap-safe: server-side dates, at most a year apart
         let secure = request.headers["X-Forwarded-Proto"]?.lowercased() == "https" ? "; Secure" : ""
         response.headers.add("Set-Cookie", "\(name)=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure); SameSite=None")
         response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly\(secure)")
@@ -172,7 +173,7 @@ private struct CreateAccountBody: Decodable {
 
 struct JWTBody: Decodable {
     let sessionId: String?
-    let duration: Double?
+    let duration: ClientNumber?
 }
 
 private struct DeleteSessionsBody: Decodable {
@@ -187,5 +188,5 @@ private struct TokenSessionBody: Decodable {
 private struct EmailSessionBody: Decodable {
     let email: String?
     let password: String?
-    let duration: Double?
+    let duration: ClientNumber?
 }

@@ -35,10 +35,25 @@ public enum AppwriteAPI {
     /// `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) of a rate-limited route.
     static func setRateLimitHeaders(_ headers: inout HTTPHeaders, _ decision: RateLimitDecision?) {
         guard let decision else { return }
-        let reset = Int(decision.resetAt.timeIntervalSince1970.rounded(.up))
+        let reset = Int(decision.resetAt.timeIntervalSince1970.rounded(.up))  // trap-safe: server clock
         headers.set("X-RateLimit-Limit", String(decision.limit))
         headers.set("X-RateLimit-Remaining", String(decision.remaining))
         headers.set("X-RateLimit-Reset", String(reset))
+    }
+
+    /// An optional whole-number parameter, or 400 `general_argument_invalid` naming it as Appwrite does: every number
+    /// a client sends this face leaves the wire here (see ``ClientNumber``); the domain then checks its range.
+    static func integer(_ number: ClientNumber?, _ name: String) throws(HTTPError) -> Int? {
+        guard let number else { return nil }
+        guard let whole = number.integer() else {
+            throw .appwrite(.generalArgumentInvalid, "Invalid `\(name)` param: Value must be a valid integer.")
+        }
+        return whole
+    }
+
+    /// ``integer(_:_:)`` as seconds, for durations and lifetimes.
+    static func seconds(_ number: ClientNumber?, _ name: String) throws(HTTPError) -> TimeInterval? {
+        try integer(number, name).map(TimeInterval.init)
     }
 
     /// A required parameter, or 400 `general_argument_invalid` naming it as Appwrite does.

@@ -166,7 +166,7 @@ struct CreationOptions: Encodable {
         user = UserEntity(id: Base64URL.encode(start.userHandle), name: start.userName, displayName: start.userDisplayName)
         challenge = Base64URL.encode(start.challenge)
         pubKeyCredParams = start.algorithms.map { Parameter(alg: $0) }
-        timeout = Int(PasskeyService.challengeLifetime * 1000)
+        timeout = Int(PasskeyService.challengeLifetime * 1000)  // trap-safe: a constant
         excludeCredentials = start.excludeCredentials.map { Descriptor(id: Base64URL.encode($0.id), transports: $0.transports) }
     }
 }
@@ -181,7 +181,7 @@ struct RequestOptions: Encodable {
 
     init(_ start: SignInStart) {
         challenge = Base64URL.encode(start.challenge)
-        timeout = Int(PasskeyService.challengeLifetime * 1000)
+        timeout = Int(PasskeyService.challengeLifetime * 1000)  // trap-safe: a constant
         rpId = start.rpID
     }
 }

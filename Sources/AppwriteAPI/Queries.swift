@@ -33,13 +33,13 @@ struct ListQuery {
     /// One query as the SDK writes it: `{"method", "attribute"?, "values"?}`.
     private struct Query: Decodable {
         enum Value: Decodable {
-            case string(String), number(Double), bool(Bool), other
+            case string(String), number(ClientNumber), bool(Bool), other
 
             init(from decoder: any Decoder) throws {
                 let container = try decoder.singleValueContainer()
                 if let bool = try? container.decode(Bool.self) {
                     self = .bool(bool)
-                } else if let number = try? container.decode(Double.self) {
+                } else if let number = try? container.decode(ClientNumber.self) {
                     self = .number(number)
                 } else if let string = try? container.decode(String.self) {
                     self = .string(string)
@@ -51,7 +51,7 @@ struct ListQuery {
             var text: String {
                 switch self {
                 case .string(let string): string
-                case .number(let number): number.rounded() == number ? String(Int(number)) : String(number)
+                case .number(let number): number.description
                 case .bool(let bool): String(bool)
                 case .other: ""
                 }
@@ -76,10 +76,10 @@ struct ListQuery {
             return attribute
         }
         func integer() throws(HTTPError) -> Int {
-            guard values.count == 1, case .number(let number) = values[0], number.rounded() == number, (0...5000).contains(number) else {
+            guard values.count == 1, case .number(let number) = values[0], let whole = number.integer(in: 0...5000) else {
                 throw Self.invalid("Invalid query: \(method.prefix(64)) needs one whole number from 0 to 5000.")
             }
-            return Int(number)
+            return whole
         }
         switch method {
         case "limit": limit = try integer()

@@ -85,11 +85,12 @@ enum UsersRoutes {
         router.add(.POST, "/v1/users/:userId/jwts", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             let body = request.body.isEmpty ? nil : try decodeJSONBody(JWTBody.self, from: request)
+            let duration = try AppwriteAPI.seconds(body?.duration, "duration")
             let sessions = try userCall { () throws(SesameError) in try sesame.sessions.list(projectID: caller.project.id, userID: user.id) }
             let wanted = body?.sessionId ?? "recent()"
             guard let session = wanted == "recent()" ? sessions.max(by: { $0.createdAt < $1.createdAt }) : sessions.first(where: { $0.id == wanted })
             else { throw HTTPError.appwrite(.userSessionNotFound) }
-            let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: body?.duration) }
+            let jwt = try AppwriteAPI.call { () throws(SesameError) in try sesame.jwts.issue(for: session, lifetime: duration) }
             return AppwriteAPI.json(["jwt": jwt], status: 201)
         }
 
@@ -97,12 +98,9 @@ enum UsersRoutes {
         router.add(.POST, "/v1/users/:userId/tokens", cors: true) { request in
             let (caller, user) = try target(request, sesame, .usersWrite)
             let body = request.body.isEmpty ? nil : try decodeJSONBody(TokenBody.self, from: request)
-            if let length = body?.length, length.rounded() != length {
-                throw HTTPError.appwrite(.generalArgumentInvalid, "Invalid length param: Value must be a whole number.")
-            }
+            let length = try AppwriteAPI.integer(body?.length, "length"), expire = try AppwriteAPI.seconds(body?.expire, "expire")
             let token = try userCall { () throws(SesameError) in
-                try sesame.sessions.createToken(projectID: caller.project.id, userID: user.id, length: body?.length.map { Int($0) },
-                                                lifetime: body?.expire)
+                try sesame.sessions.createToken(projectID: caller.project.id, userID: user.id, length: length, lifetime: expire)
             }
             return AppwriteAPI.json(TokenModel(id: token.id, createdAt: AppwriteDate.string(token.createdAt), userId: user.id,
                                                secret: token.secret, expire: AppwriteDate.string(token.expiresAt), phrase: ""), status: 201)
@@ -177,8 +175,8 @@ private struct CreateUserBody: Decodable {
 }
 
 private struct TokenBody: Decodable {
-    let length: Double?
-    let expire: Double?
+    let length: ClientNumber?
+    let expire: ClientNumber?
 }
 
 private struct FlagsBody: Decodable {

@@ -12,7 +12,7 @@ enum PartnerRoutes {
             return BotShieldAPI.envelope([
                 "anchor_grant_token": grant.secret,
                 "anchor_grant_expires_at": Timestamps.rfc3339(grant.expiresAt),
-                "anchor_grant_expires_in_seconds": Int(PartnerService.grantLifetime),
+                "anchor_grant_expires_in_seconds": Int(PartnerService.grantLifetime),  // trap-safe: a constant
                 "organization": ["id": caller.partner.id, "environment": caller.environment.rawValue],
             ])
         }

@@ -21,10 +21,11 @@ public struct JWTService: Sendable {
         guard lifetime >= 0, lifetime <= Self.maximumLifetime, lifetime.rounded() == lifetime else {
             throw SesameError(.invalidArgument, "duration must be a whole number of seconds from 0 to 3600")
         }
-        let now = Int(clock.now().timeIntervalSince1970)
+        let now = Int(clock.now().timeIntervalSince1970)  // trap-safe: server clock
         let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let claims = Claims(userId: session.userID, sessionId: session.id, iat: now, exp: now + Int(lifetime))
-        let payload = Base64URL.encode([UInt8](try! JSONEncoder().encode(claims)))
+        let claims = Claims(userId: session.userID, sessionId: session.id, iat: now, exp: now + Int(lifetime))  // trap-safe: lifetime checked to 0...3600 above
+        guard let encoded = try? JSONEncoder().encode(claims) else { preconditionFailure("two strings and two integers encode") }
+        let payload = Base64URL.encode([UInt8](encoded))
         let input = header + "." + payload
         return input + "." + Base64URL.encode(HMAC.sha256(key: try secret(session.projectID), message: Array(input.utf8)))
     }
@@ -40,7 +41,7 @@ public struct JWTService: Sendable {
               (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "HS256",
               let payload = try? Base64URL.decode(String(parts[1])),
               let claims = try? JSONDecoder().decode(Claims.self, from: Data(payload)),
-              claims.exp > Int(clock.now().timeIntervalSince1970)
+              claims.exp > Int(clock.now().timeIntervalSince1970)  // trap-safe: server clock
         else { throw invalid }
         let found = try StoreErrors.map { () throws(StoreError) -> (Session, User)? in
             guard let record = try store.sessions.get(projectID: projectID, id: claims.sessionId, now: clock.now()),

@@ -13,8 +13,12 @@ public enum Passwords {
     }
 
     static func hash(_ password: String, salt: [UInt8], parameters: Scrypt.Parameters) -> String {
-        // The parameters are fixed and valid, so derivation cannot fail.
-        let key = try! Scrypt.derive(password: Array(password.utf8), salt: salt, parameters: parameters, length: 32)
+        let key: [UInt8]
+        do {
+            key = try Scrypt.derive(password: Array(password.utf8), salt: salt, parameters: parameters, length: 32)
+        } catch {
+            preconditionFailure("scrypt with fixed, valid parameters cannot fail")
+        }
         let logN = UInt64.bitWidth - 1 - parameters.n.leadingZeroBitCount
         return "scrypt$\(logN)$\(parameters.r)$\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(key))"
     }

@@ -80,7 +80,10 @@ public enum PlatformValidation {
         var index = hex.startIndex
         while index < hex.endIndex {
             let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else {
+                throw SesameError(.invalidArgument, "a SHA-256 fingerprint is 32 bytes in hex, such as AB:CD:...")
+            }
+            bytes.append(byte)
             index = next
         }
         return bytes

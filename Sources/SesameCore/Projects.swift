@@ -228,6 +228,8 @@ enum StoreErrors {
         case .conflict: SesameError(.conflict, error.detail)
         case .limitReached: SesameError(.limitReached, error.detail)
         case .unavailable: SesameError(.unavailable, error.detail)
+        // Text with a NUL is bad input wherever it came from (PostgreSQL cannot store it; SQLite would cut it).
+        case .unstorableValue: SesameError(.invalidArgument, "text must not contain a NUL character")
         default: SesameError(.internalFailure, error.debugDescription)
         }
     }

@@ -62,13 +62,16 @@ public struct SessionService: Sendable {
     /// - Parameters:
     ///   - lifetime: seconds, 60 to ``defaultLifetime``; the default when `nil`.
     ///   - rateLimited: whether the attempt counts toward ``passwordAttemptsPerHour`` (false for API keys).
-    /// - Throws: `invalid_argument` for a bad lifetime; `rate_limited`; `invalid_credentials`; `blocked`.
+    /// - Throws: `invalid_argument` for a bad lifetime or an email that is no address; `rate_limited`; `invalid_credentials`;
+    ///   `blocked`.
     public func signIn(projectID: String, email: String, password: String, lifetime: TimeInterval?, rateLimited: Bool = true,
                        client: ClientInfo) throws(SesameError) -> (session: Session, secret: String) {
         let lifetime = try Self.checkLifetime(lifetime)
+        // Not an address (a NUL or a control character in it): bad input, before it costs a rate-limit write.
+        let email = try UserService.checkEmail(email)
         if rateLimited {
             let decision = try RateLimiter(store: store, clock: clock)
-                .hit("password:\(projectID):\(email.lowercased())", limit: Self.passwordAttemptsPerHour, window: 3600)
+                .hit("password:\(projectID):\(email)", limit: Self.passwordAttemptsPerHour, window: 3600)
             guard decision.allowed else { throw SesameError(.rateLimited, "10 password attempts per email per hour", rateLimit: decision) }
         }
         let user = try UserService(store: store, clock: clock).authenticate(projectID: projectID, email: email, password: password)

@@ -48,7 +48,10 @@ public enum WellKnownFiles {
     }
 
     private static func json(_ object: Any) -> [UInt8] {
-        // Plain dictionaries and arrays of strings always serialise.
-        Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        do {
+            return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        } catch {
+            preconditionFailure("plain dictionaries and arrays of strings always serialise")
+        }
     }
 }

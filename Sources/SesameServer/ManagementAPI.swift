@@ -44,8 +44,11 @@ enum ManagementAPI {
         router.add(.POST, "/api/v1/challenges") { request in
             let key = try authenticate(request, sesame, .challengesWrite)
             let body = try decodeJSONBody(ChallengeRequest.self, from: request)
+            guard let lifetime = (body.ttlSeconds ?? ClientNumber(300)).seconds() else {
+                throw HTTPError.badRequest(code: "invalid_argument", message: "ttlSeconds must be a whole number of seconds.")
+            }
             let issued = try call { () throws(SesameError) in
-                try sesame.challenges.issue(projectID: key.projectID, purpose: body.purpose, lifetime: TimeInterval(body.ttlSeconds ?? 300))
+                try sesame.challenges.issue(projectID: key.projectID, purpose: body.purpose, lifetime: lifetime)
             }
             return .json(ChallengeBody(id: issued.id, challenge: Base64URL.encode(issued.bytes), purpose: issued.purpose,
                                        expiresAt: issued.expiresAt), status: 201)
@@ -81,7 +84,7 @@ private struct RelyingPartyBody: Decodable {
 
 private struct ChallengeRequest: Decodable {
     let purpose: String
-    let ttlSeconds: Int?
+    let ttlSeconds: ClientNumber?
 }
 
 private struct ConsumeRequest: Decodable {

@@ -38,9 +38,10 @@ public final class RequestLog: @unchecked Sendable {
     /// Writes to standard error.
     public static let standardError: Sink = { bytes in
         bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
             var offset = 0
             while offset < buffer.count {
-                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = write(2, base + offset, buffer.count - offset)
                 if written <= 0 { if errno == EINTR { continue } else { return } }
                 offset += written
             }
@@ -54,9 +55,9 @@ public final class RequestLog: @unchecked Sendable {
         let full: [UInt8]? = pending.withLock { out in
             // Written straight into the batch, in the byte order of sorted keys, without intermediate strings.
             out += Self.durationKey
-            Self.appendDecimal(Int(microseconds / 1000), to: &out)
+            Self.appendDecimal(Int(microseconds / 1000), to: &out)  // trap-safe: integer division of a measured duration
             out.append(UInt8(ascii: "."))
-            Self.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)
+            Self.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)  // trap-safe: integer remainder
             out += Self.methodKey
             Self.appendQuoted(method, to: &out)
             out += Self.remoteKey
@@ -122,7 +123,7 @@ public final class RequestLog: @unchecked Sendable {
 
     /// `2026-01-31T12:00:00.000Z`, computed from the Unix time (days to civil date, proleptic Gregorian).
     static func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
-        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down))  // trap-safe: server clock
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

@@ -26,7 +26,7 @@ extension SQLValue {
 
 extension Date {
     /// Whole milliseconds since 1970 (rounded down), the store's time representation.
-    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }  // trap-safe: dates are the server's, never a client's
     /// The date `milliseconds` after 1970.
     init(millisecondsSince1970 milliseconds: Int64) {
         self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
@@ -207,6 +207,6 @@ func withTransientRetry<T>(
 /// Checks that a text parameter can be stored identically on both backends (PostgreSQL text cannot hold NUL).
 func checkStorableText(_ text: String, index: Int) throws(StoreError) {
     if text.utf8.contains(0) {
-        throw StoreError(.invalidData, "text parameter $\(index) contains a NUL character")
+        throw StoreError(.unstorableValue, "text parameter $\(index) contains a NUL character")
     }
 }

@@ -21,6 +21,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible, Cu
         public static let unavailable = Code("unavailable")
         /// The input or the stored data does not have the expected shape.
         public static let invalidData = Code("invalid_data")
+        /// A value to bind cannot be stored at all (text containing a NUL character): the caller's input is bad.
+        public static let unstorableValue = Code("unstorable_value")
         /// The schema could not be brought to the version this build expects.
         public static let migrationFailed = Code("migration_failed")
         /// Anything else: a driver failure or a broken invariant.
@@ -69,6 +71,8 @@ extension StoreError {
     public static let unavailable = StoreError(.unavailable, "")
     /// Matches any ``Code/invalidData`` error.
     public static let invalidData = StoreError(.invalidData, "")
+    /// Matches any ``Code/unstorableValue`` error.
+    public static let unstorableValue = StoreError(.unstorableValue, "")
     /// Matches any ``Code/migrationFailed`` error.
     public static let migrationFailed = StoreError(.migrationFailed, "")
     /// Matches any ``Code/internalFailure`` error.

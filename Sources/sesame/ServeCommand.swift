@@ -22,6 +22,8 @@ enum ServeCommand {
           IP per minute on the public inline-verification endpoints (default 60). --webhooks off leaves webhook
           delivery to other nodes (every node delivers by default). SESAME_LOG_KEY (environment only) keys the
           request log's `rq` tags of verification requests; give every node the same one to correlate across nodes.
+          A crash is reported in a file of its own in SESAME_CRASH_DIR (default: crashes/ beside an SQLite database,
+          else ./.sesame/crashes), never on stderr with the request log; SWIFT_BACKTRACE, when set, overrides this.
           Defaults: --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080 --log json,
           --public-url http://localhost:PORT, --app-url the public URL.
         """

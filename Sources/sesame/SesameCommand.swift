@@ -34,6 +34,7 @@ enum SesameCommand {
                 print(ServeCommand.usage)
                 return
             }
+            CrashReports.arrange(arguments: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
             exit(ServeCommand.run(Array(arguments.dropFirst())))
         case "project", "platform", "apikey":
             exit(AdminCommands.run(arguments[0], Array(arguments.dropFirst())))

@@ -62,14 +62,15 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts `sesame serve --db DATABASE --listen LISTEN [--log off] EXTRA...` and waits (bounded) until it listens.
     static func start(database: String, extra: [String] = [], workingDirectory: String? = nil, listen: String = "127.0.0.1:0",
-                      logOff: Bool = true, readyTimeout: Double = 20) throws -> ServerProcess {
+                      logOff: Bool = true, readyTimeout: Double = 20, environment: [String: String]? = nil) throws -> ServerProcess {
         var arguments = ["serve", "--db", database, "--listen", listen]
         if logOff { arguments += ["--log", "off"] }
         arguments += extra
         let folder = FileManager.default.temporaryDirectory.path
         let tag = UUID().uuidString.prefix(12)
         let stdoutPath = "\(folder)/sesame-it-out-\(tag)", stderrPath = "\(folder)/sesame-it-err-\(tag)"
-        let pid = try spawn(sesameExecutable.path, arguments, workingDirectory: workingDirectory, stdout: stdoutPath, stderr: stderrPath)
+        let pid = try spawn(sesameExecutable.path, arguments, workingDirectory: workingDirectory, stdout: stdoutPath, stderr: stderrPath,
+                            environment: environment)
         let deadline = Date().addingTimeInterval(readyTimeout)
         while true {
             let output = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
@@ -162,11 +163,11 @@ final class ServerProcess: @unchecked Sendable {
 
     /// `posix_spawn`s `program` with stdin from /dev/null and stdout/stderr to files, optionally in another folder.
     private static func spawn(_ program: String, _ arguments: [String], workingDirectory: String?, stdout: String,
-                              stderr: String) throws -> pid_t {
+                              stderr: String, environment: [String: String]?) throws -> pid_t {
         // `cd` through the shell, which then `exec`s the server: the pid stays the server's.
         let argv = workingDirectory.map { ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, program] + arguments }
             ?? [program] + arguments
-        return try ChildProcess.spawn(argv, stdout: stdout, stderr: stderr)
+        return try ChildProcess.spawn(argv, stdout: stdout, stderr: stderr, environment: environment)
     }
 }
 

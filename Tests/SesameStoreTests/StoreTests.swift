@@ -664,12 +664,12 @@ struct StoreTests {
         #expect(try rows.first?.integer("b") == Int64.min)
     }
 
-    @Test("text with a NUL character is refused on both backends", arguments: Backend.allCases)
+    @Test("text with a NUL character is refused on both backends as unstorable_value", arguments: Backend.allCases)
     func nulText(backend: Backend) throws {
         let store = try backend.makeStore()
         var project = Fixture.project()
         project.name = "a\u{0}b"
-        #expect(throws: StoreError.invalidData) { try store.projects.create(project) }
+        #expect(throws: StoreError.unstorableValue) { try store.projects.create(project) }
         #expect(try store.projects.list().isEmpty)
     }
 

@@ -60,7 +60,7 @@ struct CompletionRoutine {
     /// Completes `request`; with `link`, the hand-off's link is written in the same transaction.
     func complete(_ request: VerificationRequestRecord, linked: Bool, link: PartnerLinkRecord? = nil) throws(CompletionRefusal) {
         let now = sesame.clock.now()
-        let issuedAt = Int64(now.timeIntervalSince1970)
+        let issuedAt = Int64(now.timeIntervalSince1970)  // trap-safe: server clock
         let claims = VerificationTokenClaims(
             iss: sesame.inline.issuer, aud: request.partnerID, iat: issuedAt, exp: issuedAt + Self.tokenLifetime,
             jti: Identifiers.unique() + Identifiers.unique(), requestID: request.id, scope: request.scope, env: request.environment,
@@ -100,8 +100,11 @@ struct CompletionRoutine {
             data["metadata"] = object
         }
         let body: [String: Any] = ["type": eventType, "timestamp": Timestamps.rfc3339(time), "data": data]
-        // Strings, booleans and a parsed JSON object always serialize.
-        return Array(try! JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
+        do {
+            return Array(try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
+        } catch {
+            preconditionFailure("strings, booleans and a parsed JSON object always serialize")
+        }
     }
 }
 
@@ -111,7 +114,7 @@ public enum Timestamps {
     public static func rfc3339(_ date: Date) -> String {
         // Whole milliseconds rounded down, as the store keeps times. The formatter truncates the binary fraction, so a
         // time read back from the store (just below its millisecond in floating point) would print one millisecond early.
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))  // trap-safe: a server-side date
         let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
         let whole = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(Date.ISO8601FormatStyle())
         return "\(whole.dropLast()).\(String(fraction + 1000).dropFirst())Z"

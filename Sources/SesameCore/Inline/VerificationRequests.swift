@@ -115,7 +115,7 @@ public struct VerificationService: Sendable {
         guard claims.aud == caller.partner.id, claims.env == caller.environment.rawValue, claims.iss == sesame.inline.issuer else {
             return TokenCheck(valid: false, reason: "wrong_audience", claims: nil)
         }
-        let seconds = Int64(now.timeIntervalSince1970)
+        let seconds = Int64(now.timeIntervalSince1970)  // trap-safe: server clock
         guard claims.exp > seconds, claims.iat <= seconds + 60 else { return TokenCheck(valid: false, reason: "expired", claims: nil) }
         let record = try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.get(id: claims.requestID) }
         guard let record, record.partnerID == caller.partner.id, record.tokenID == claims.jti else {

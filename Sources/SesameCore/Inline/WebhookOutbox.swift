@@ -65,7 +65,7 @@ public struct WebhookOutbox: Sendable {
                    next: started, disable: false)
             return false
         }
-        let timestamp = Int(started.timeIntervalSince1970)
+        let timestamp = Int(started.timeIntervalSince1970)  // trap-safe: server clock
         let request = WebhookRequest(url: work.endpoint.url, body: work.event.body, headers: [
             StandardWebhooks.idHeader: work.event.id,
             StandardWebhooks.timestampHeader: String(timestamp),
@@ -105,7 +105,7 @@ public struct WebhookOutbox: Sendable {
         }
         let record = WebhookAttemptRecord(
             id: Identifiers.unique(), deliveryID: work.deliveryID, attempt: number, node: String(node.prefix(100)), startedAt: started,
-            durationMilliseconds: max(0, Int64(now.timeIntervalSince(started) * 1000)), httpStatus: status, error: error
+            durationMilliseconds: max(0, Int64(now.timeIntervalSince(started) * 1000)), httpStatus: status, error: error  // trap-safe: server clock
         )
         // A lost lease (this node stalled past it and another node took over) leaves the row to the new owner.
         _ = try? store.webhooks.finish(record, owner: node, state: state, nextAttemptAt: next, disableEndpoint: disable,

@@ -106,11 +106,12 @@ public enum JSONValue: Sendable, Hashable {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (offset, name) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (offset, member) in sorted.enumerated() {
                 if offset > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(name, into: &out)
+                Self.writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                try members[name]!.write(into: &out)
+                try member.value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -127,8 +127,11 @@ public struct JWKSet: Sendable, Hashable, Codable {
             .object(["kty": .string(key.kty), "crv": .string(key.crv), "x": .string(key.x), "y": .string(key.y),
                      "kid": .string(key.kid), "use": .string(key.use), "alg": .string(key.alg)])
         }
-        // Strings only: encoding cannot fail.
-        return try! JSONValue.object(["keys": .array(entries)]).jsonEncoded()
+        do {
+            return try JSONValue.object(["keys": .array(entries)]).jsonEncoded()
+        } catch {
+            preconditionFailure("a JSON value of strings only always encodes")
+        }
     }
 
     /// The verification keys by `kid`, for ``ES256JWS/verify(token:keys:)``.

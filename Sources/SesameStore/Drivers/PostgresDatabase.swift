@@ -297,5 +297,8 @@ private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
     let copies = strings.map { strdup($0) }
     defer { copies.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    return pointers.withUnsafeBufferPointer { buffer in
+        guard let base = buffer.baseAddress else { preconditionFailure("a non-empty array has storage") }
+        return body(base)
+    }
 }
