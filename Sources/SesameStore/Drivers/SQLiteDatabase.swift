@@ -169,13 +169,17 @@ final class SQLiteConnection: DriverConnection {
     private func step(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> (rows: [SQLRow], changes: Int) {
         let rewritten = SQLiteDatabase.rewritePlaceholders(sql)
         var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let status = rewritten.withCString { sqlite3_prepare_v2(handle, $0, -1, &statement, &tail) }
+        var trailingStatement = false
+        let status = rewritten.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let status = sqlite3_prepare_v2(handle, text, -1, &statement, &tail)
+            // `tail` points into `text`, which lives only inside this closure: read it here.
+            if let tail { trailingStatement = String(cString: tail).contains { !$0.isWhitespace && $0 != ";" } }
+            return status
+        }
         defer { sqlite3_finalize(statement) }
         guard status == SQLITE_OK else { throw error(status, while: "prepare") }
-        if let tail, String(cString: tail).contains(where: { !$0.isWhitespace && $0 != ";" }) {
-            throw StoreError(.invalidData, "only one statement per call")
-        }
+        if trailingStatement { throw StoreError(.invalidData, "only one statement per call") }
         guard let statement else { return ([], 0) }  // empty statement
         let expected = Int(sqlite3_bind_parameter_count(statement))
         guard expected == parameters.count else {
