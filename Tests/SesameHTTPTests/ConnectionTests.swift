@@ -405,6 +405,35 @@ struct ConnectionLimitTests {
         #expect(served)
     }
 
+    /// `count` connections from 127.0.0.2 that each send one byte.
+    private func openFlood(_ count: Int, port: UInt16) throws -> [RawClient] {
+        var flood: [RawClient] = []
+        flood.reserveCapacity(count)
+        for _ in 0..<count {
+            let client = try RawClient(port: port, receiveTimeout: 1, source: "127.0.0.2")
+            try? client.send("G")
+            flood.append(client)
+        }
+        return flood
+    }
+
+    @Test("control: without the per-IP limit and the header deadline, the same flood takes every slot")
+    func floodWithoutLimits() throws {
+        #expect(raiseOpenFileLimit(to: 1100 + 1024) >= 1100 + 512)
+        let server = try startServer {
+            $0.perIPConnectionLimit = 0
+            $0.headerTimeout = 0
+        }
+        defer { server.shutdown() }
+        let port = server.boundPort
+        #expect(isServed(port, source: "127.0.0.1"))
+        let flood = try openFlood(1100, port: port)
+        let fresh = try RawClient(port: port, receiveTimeout: 1)
+        try? fresh.send(get("/health"))
+        #expect(throws: (any Error).self, "a fresh client was served with every slot taken") { _ = try fresh.readResponse() }
+        withExtendedLifetime(flood) {}
+    }
+
     @Test("1,100 connections from one address, each sending a byte, do not keep /health from a fresh client (100 ms)")
     func flood() throws {
         let floodSize = 1100
@@ -414,13 +443,7 @@ struct ConnectionLimitTests {
         let port = server.boundPort
         #expect(isServed(port, source: "127.0.0.1"))  // Warm-up before the flood.
 
-        var flood: [RawClient] = []
-        flood.reserveCapacity(floodSize)
-        for _ in 0..<floodSize {
-            let client = try RawClient(port: port, receiveTimeout: 1, source: "127.0.0.2")
-            try? client.send("G")
-            flood.append(client)
-        }
+        let flood = try openFlood(floodSize, port: port)
         // The flood is in place once the server has closed every connection over the per-IP limit.
         let cap = HTTPServer.Configuration().perIPConnectionLimit
         var closed = 0
@@ -440,6 +463,7 @@ struct ConnectionLimitTests {
         #expect(response.status == 200)
         #expect(response.text == #"{"status":"pass"}"#)
         #expect(elapsed < .milliseconds(100), "the fresh client waited \(elapsed)")
+        print("[flood] \(closed) of \(floodSize) closed at once; a fresh client was answered in \(elapsed)")
         // The flood connections within the limit are still held (their header deadline is 10 s away).
         #expect(flood.filter(isClosed).count == floodSize - cap)
     }
