@@ -13,11 +13,14 @@ extension HTTPServer {
     ///   overwrites the state and builds the headers again), so what a client reads as the body is garbled; the
     ///   connection is closed after it all the same.
     /// - 414 or 431 for a request line or header section that does not even fit ``memoryPoolBytes``. The pool is sized
-    ///   so that every request within the limits fits with room to spare: lines and header sections somewhat over
-    ///   the limits still get the responder's own 414 or 431.
+    ///   so that every request within the limits fits with room to spare: request heads up to about 40 KB with the
+    ///   defaults (five times the line limit, more than twice the header limit) still get the responder's own 414 or
+    ///   431.
     /// - 505 for an HTTP version other than 1.0 and 1.1.
     ///
-    /// A request line without a space is not answered at all: the connection is closed.
+    /// Two kinds are not answered at all, the connection is just closed: a request line without a space, and a
+    /// request head that fits the pool with less room to spare than the reply's headers need (a band about 200 bytes
+    /// wide just below the pool size, 40.4 to 40.7 KB with the defaults); libmicrohttpd cannot build a reply then.
     public struct Configuration: Sendable {
         /// A numeric IPv4 or IPv6 address to bind ("127.0.0.1", "0.0.0.0", "::1", "::"), or "localhost" (127.0.0.1).
         ///

@@ -212,16 +212,30 @@ struct RequestLimitTests {
     func pastThePool() throws {
         let server = try startServer()
         defer { server.shutdown() }
-        let pool = HTTPServer.Configuration().memoryPoolBytes
-        let line = try exchange(server.boundPort, get(target(lineLength: pool + 1000)))
+        // Past the pool (rounded up to whole pages) by more than a page.
+        let beyond = HTTPServer.Configuration().memoryPoolBytes + 8192
+        let line = try exchange(server.boundPort, get(target(lineLength: beyond)))
         #expect(line.status == 414, "\(line)")
+        #expect(line.header("Content-Type") == nil, "libmicrohttpd's own page: \(line)")
         #expect(line.header("Connection")?.lowercased() == "close")
         #expect(line.statusLines == 1 && line.trailing == 0, "\(line)")
-        let headers = try exchange(server.boundPort, get("/health", headers: "X-Big: \(String(repeating: "h", count: pool + 1000))\r\n"))
+        let headers = try exchange(server.boundPort, get("/health", headers: "X-Big: \(String(repeating: "h", count: beyond))\r\n"))
         #expect(headers.status == 431, "\(headers)")
+        #expect(headers.header("Content-Type") == nil, "libmicrohttpd's own page: \(headers)")
         #expect(headers.header("Connection")?.lowercased() == "close")
         #expect(headers.statusLines == 1 && headers.trailing == 0, "\(headers)")
         #expect(isServed(server.boundPort, source: "127.0.0.1"))
+    }
+
+    @Test("heads of up to about 40 KB, far past the limits, still get our own 414 or 431")
+    func wellPastTheLimits() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        expectOwnAnswer(try exchange(server.boundPort, get(target(lineLength: 40_000))), status: 414, type: "uri_too_long")
+        expectOwnAnswer(
+            try exchange(server.boundPort, get("/v1/count", headers: "X-Big: \(String(repeating: "h", count: 40_000))\r\n")),
+            status: 431, type: "header_fields_too_large"
+        )
     }
 }
 
