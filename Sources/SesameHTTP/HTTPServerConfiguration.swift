@@ -78,8 +78,9 @@ extension HTTPServer {
         /// The clock starts when the connection is accepted, and again when a response has been sent on a kept-alive
         /// connection; a connection still short of the blank line that ends the headers by then is closed, however
         /// often it sends a byte (``connectionTimeout`` only counts silence). An idle kept-alive connection is therefore
-        /// closed after this long too. The body, once the headers are in, is bounded by ``connectionTimeout`` and
-        /// ``maximumBodySize`` instead. The deadline is checked four times a second.
+        /// closed after this long too: behind a reverse proxy, keep the proxy's idle upstream connections shorter. The
+        /// body, once the headers are in, is bounded by ``connectionTimeout`` and ``maximumBodySize`` instead. The
+        /// deadline is checked four times a second.
         public var headerTimeout: Int = 10
 
         /// Creates the default configuration.
