@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,16 +73,91 @@ void csesame_stop_listening(int fd) {
 struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
                                      MHD_AccessHandlerCallback handler, void *context,
                                      MHD_RequestCompletedCallback completed,
+                                     MHD_NotifyConnectionCallback connection_notify,
+                                     void *(*request_line_received)(void *, const char *,
+                                                                    struct MHD_Connection *),
                                      unsigned int thread_pool_size, unsigned int connection_limit,
+                                     unsigned int per_ip_connection_limit,
                                      unsigned int connection_timeout, size_t memory_limit) {
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+                            MHD_OPTION_NOTIFY_CONNECTION, connection_notify, context,
+                            MHD_OPTION_URI_LOG_CALLBACK, request_line_received, context,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
                             MHD_OPTION_END);
+}
+
+void csesame_mhd_drop_query(const char *target) {
+    /* libmicrohttpd 0.9.75 (connection.c, parse_initial_message_line) calls the URI log callback with `target`
+     * pointing into its own writable read buffer, after it found the first '?' and before it splits the arguments
+     * after that '?' into its memory pool. Ending the string right after the '?' leaves it nothing to split.
+     * The caller has already copied the target. */
+    char *question = strchr((char *)target, '?');
+    if (question != NULL && question[1] != '\0') {
+        question[1] = '\0';
+    }
+}
+
+/* The value of the placeholder Cookie header; recognised by address, never by content. */
+static const char csesame_cookie_placeholder[] = "";
+
+int csesame_mhd_mask_cookies(struct MHD_Connection *connection) {
+    /* libmicrohttpd parses the first Cookie header it finds (parse_cookie_header); an empty one added before any
+     * real header is that first one, so the real headers are never copied and split into the pool. */
+    return MHD_set_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_COOKIE,
+                                    csesame_cookie_placeholder) == MHD_YES;
+}
+
+int csesame_mhd_is_placeholder(const char *value) {
+    return value == csesame_cookie_placeholder;
+}
+
+int csesame_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
+}
+
+void *csesame_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+size_t csesame_mhd_header_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
+}
+
+void csesame_shutdown_socket(int fd) {
+    if (fd >= 0) {
+        (void)shutdown(fd, SHUT_RDWR);
+    }
+}
+
+long csesame_raise_open_file_limit(long wanted) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return -1;
+    }
+    if (wanted > 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (rlim_t)wanted) {
+        rlim_t target = (rlim_t)wanted;
+        if (limit.rlim_max != RLIM_INFINITY && target > limit.rlim_max) {
+            target = limit.rlim_max;
+        }
+        struct rlimit raised = limit;
+        raised.rlim_cur = target;
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+            limit = raised;
+        }
+    }
+    return limit.rlim_cur == RLIM_INFINITY ? (long)0x7fffffff : (long)limit.rlim_cur;
 }
 
 int csesame_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length) {

@@ -92,6 +92,18 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         HTTPError(status: 413, code: "payload_too_large", message: "The request body is too large.")
     }
 
+    /// 414: the request line is longer, or has more query arguments, than the server accepts.
+    /// - Returns: The error.
+    public static func uriTooLong() -> HTTPError {
+        HTTPError(status: 414, code: "uri_too_long", message: "The request URI is too long.")
+    }
+
+    /// 431: the request headers are larger, or more numerous, than the server accepts.
+    /// - Returns: The error.
+    public static func headerFieldsTooLarge() -> HTTPError {
+        HTTPError(status: 431, code: "header_fields_too_large", message: "The request headers are too large.")
+    }
+
     /// 415: the body's `Content-Type` is not one the route accepts.
     /// - Parameter message: A message safe to show to clients.
     /// - Returns: The error.

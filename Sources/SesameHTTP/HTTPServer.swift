@@ -6,8 +6,9 @@ import Synchronization
 /// An HTTP/1.1 server on libmicrohttpd that hands each complete request to an ``HTTPResponder``.
 ///
 /// libmicrohttpd runs an internal pool of ``Configuration/threadCount`` worker threads (epoll); responders run
-/// synchronously on them and may block. Keep-alive is on; responses carry `Connection: close` only after a 413 and
-/// while shutting down.
+/// synchronously on them and may block. Keep-alive is on; responses carry `Connection: close` only after a request the
+/// transport refused (413, 414, 431, or 400 for its body framing) and while shutting down. Connection limits (global
+/// and per IP) and a header-read deadline bound what slow or abusive clients can hold; see ``Configuration``.
 public final class HTTPServer: Sendable {
     /// Called once per request that got a response (for logging and metrics), on the worker thread, after the
     /// response was sent or the connection failed. `duration` runs from the end of the headers to that moment.
@@ -32,9 +33,7 @@ public final class HTTPServer: Sendable {
     ///   - observer: Called once per answered request, on the worker thread.
     public init(configuration: Configuration, responder: any HTTPResponder, observer: Observer? = nil) {
         self.configuration = configuration
-        self.context = ServerContext(
-            responder: responder, observer: observer, maximumBodySize: configuration.maximumBodySize
-        )
+        self.context = ServerContext(responder: responder, observer: observer, configuration: configuration)
     }
 
     deinit {
@@ -47,6 +46,10 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds the address and starts serving on libmicrohttpd's worker threads; returns at once.
+    ///
+    /// Raises the process's soft limit on open files (up to the hard limit) if it is below
+    /// ``Configuration/connectionLimit`` plus 256 for everything else the process opens, so that a full server can
+    /// still accept and answer.
     /// - Throws: ``HTTPServerError`` with code `addressInUse`, `invalidAddress`, `cannotListen`,
     ///   `invalidConfiguration`, `alreadyStarted` or `daemonFailed`.
     public func start() throws(HTTPServerError) {
@@ -57,6 +60,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(code: .alreadyStarted, message: "the server was already started")
             }
             try configuration.validate()
+            _ = csesame_raise_open_file_limit(configuration.connectionLimit + 256)
             let (socket, boundPort, isIPv6) = try Self.listen(configuration)
 
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
@@ -65,8 +69,10 @@ public final class HTTPServer: Sendable {
             guard
                 let daemon = csesame_mhd_start(
                     flags, socket, sesameAccessHandler, retained.toOpaque(), sesameRequestCompleted,
+                    sesameConnectionNotify, sesameRequestLineReceived,
                     UInt32(configuration.threadCount), UInt32(configuration.connectionLimit),
-                    UInt32(configuration.connectionTimeout), configuration.maximumHeaderBytes
+                    UInt32(configuration.perIPConnectionLimit), UInt32(configuration.connectionTimeout),
+                    configuration.memoryPoolBytes
                 )
             else {
                 retained.release()
@@ -76,6 +82,7 @@ public final class HTTPServer: Sendable {
                     message: "libmicrohttpd could not start on \(configuration.host):\(boundPort)"
                 )
             }
+            context.connections.start()
             state = .running(daemon: daemon, context: retained)
             return boundPort
         }
@@ -106,6 +113,7 @@ public final class HTTPServer: Sendable {
             while context.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.005)
             }
+            context.connections.stop()
             MHD_stop_daemon(daemon)
             // If quiescing failed, the daemon still owned the socket and has closed it itself.
             if quiesced >= 0 { csesame_close(quiesced) }

@@ -12,10 +12,16 @@ enum ServeCommand {
         usage: sesame serve [--db sqlite:PATH | postgres://...] [--listen HOST:PORT] [--threads N]
                             [--max-body BYTES] [--connection-timeout SECONDS] [--log json|off]
                             [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
-                            [--webhooks on|off]
+                            [--webhooks on|off] [--max-connections N] [--max-connections-per-ip N]
+                            [--header-timeout SECONDS]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
           SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
-          SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS. Flags win.
+          SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS, SESAME_MAX_CONNECTIONS,
+          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT. Flags win.
+          --max-connections (default 1024) bounds open connections; --max-connections-per-ip (default 128, 0 for
+          none) those from one address: behind a reverse proxy, which connects from one address, set 0 and limit
+          clients at the proxy. --header-timeout (default 10, 0 for none) closes a connection whose request line and
+          headers are not complete that many seconds after it opened or its previous response.
           --public-url is the API origin clients reach (the verification-token issuer); --app-url the origin of
           the hosted pages (hand-off and passkey setup links). --webhooks-allow-local lets webhook endpoints use
           http:// and loopback or private addresses: for development only. --inline-ip-limit is the calls per client
@@ -44,6 +50,15 @@ enum ServeCommand {
             if let body = try setting("--max-body", "SESAME_MAX_BODY") { configuration.maximumBodySize = try positive(body, "--max-body") }
             if let timeout = try setting("--connection-timeout", "SESAME_CONNECTION_TIMEOUT") {
                 configuration.connectionTimeout = try positive(timeout, "--connection-timeout")
+            }
+            if let limit = try setting("--max-connections", "SESAME_MAX_CONNECTIONS") {
+                configuration.connectionLimit = try positive(limit, "--max-connections")
+            }
+            if let limit = try setting("--max-connections-per-ip", "SESAME_MAX_CONNECTIONS_PER_IP") {
+                configuration.perIPConnectionLimit = try nonNegative(limit, "--max-connections-per-ip")
+            }
+            if let timeout = try setting("--header-timeout", "SESAME_HEADER_TIMEOUT") {
+                configuration.headerTimeout = try nonNegative(timeout, "--header-timeout")
             }
             let logMode = try setting("--log", "SESAME_LOG") ?? "json"
             guard logMode == "json" || logMode == "off" else { throw Arguments.UsageError(message: "--log must be json or off") }
@@ -142,6 +157,11 @@ enum ServeCommand {
 
     private static func positive(_ text: String, _ flag: String) throws(Arguments.UsageError) -> Int {
         guard let value = Int(text), value > 0 else { throw Arguments.UsageError(message: "\(flag) must be a positive integer") }
+        return value
+    }
+
+    private static func nonNegative(_ text: String, _ flag: String) throws(Arguments.UsageError) -> Int {
+        guard let value = Int(text), value >= 0 else { throw Arguments.UsageError(message: "\(flag) must be 0 or a positive integer") }
         return value
     }
 }

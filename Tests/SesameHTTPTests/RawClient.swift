@@ -20,16 +20,27 @@ final class RawClient {
         var description: String
     }
 
-    private let fd: Int32
+    /// The socket (for `poll`).
+    let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to `host:port`; throws if the connection is refused.
-    init(host: String = "127.0.0.1", port: UInt16, receiveTimeout: Double = 5) throws {
+    /// Connects to `host:port`, from the IPv4 address `source` if given (any of 127.0.0.0/8 works on loopback);
+    /// throws if the connection is refused.
+    init(host: String = "127.0.0.1", port: UInt16, receiveTimeout: Double = 5, source: String? = nil) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
+        guard fd >= 0 else { throw Failure(description: "socket failed: \(String(cString: strerror(errno)))") }
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw Failure(description: "bind failed: \(String(cString: strerror(errno)))") }
+        }
         let result: Int32
         if isIPv6 {
             var address = sockaddr_in6()
@@ -107,6 +118,20 @@ final class RawClient {
         response.body = Array(buffer[headerEnd..<headerEnd + length])
         buffer.removeFirst(headerEnd + length)
         return response
+    }
+
+    /// Every byte until the peer closes the connection (EOF or reset); throws on timeout.
+    func readUntilClose() throws -> [UInt8] {
+        while true {
+            do {
+                if try fill() == 0 { break }
+            } catch {
+                guard "\(error)".contains("reset") else { throw error }
+                break
+            }
+        }
+        defer { buffer = [] }
+        return buffer
     }
 
     /// Whether the peer closes the connection (EOF or reset) within the receive timeout.

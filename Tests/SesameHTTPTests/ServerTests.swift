@@ -225,14 +225,16 @@ struct HTTPServerTests {
         #expect(waited < .seconds(3))
     }
 
-    @Test("headers larger than maximumHeaderBytes are rejected by libmicrohttpd with 431")
+    @Test("headers larger than maximumHeaderBytes get 431 in the mount's shape and the connection closes")
     func headersTooLarge() throws {
         let server = try startServer({ $0.maximumHeaderBytes = 4096 }, observed: nil)
         defer { server.shutdown() }
         let client = try RawClient(port: server.boundPort)
-        try client.send("GET /health HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "x", count: 8000))\r\n\r\n")
+        try client.send("GET /v1/echo HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "x", count: 8000))\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 431)
+        #expect(response.text == #"{"type":"header_fields_too_large"}"#)
+        #expect(response.header("Connection")?.lowercased() == "close")
         #expect(client.waitForClose())
 
         let fine = try RawClient(port: server.boundPort)

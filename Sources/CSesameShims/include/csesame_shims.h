@@ -31,18 +31,58 @@ void csesame_stop_listening(int fd);
 ///   - flags: `MHD_FLAG` bits (for example internal polling thread, epoll and ITC).
 ///   - listen_fd: a listening socket from `csesame_listen`; on success the daemon owns it (until quiesced).
 ///   - handler: the access handler, a plain C function.
-///   - context: passed back to `handler` and `completed` untouched.
-///   - completed: called once per finished request (MHD_OPTION_NOTIFY_COMPLETED), may be NULL.
+///   - context: passed back to every callback untouched.
+///   - completed: called once per finished request (MHD_OPTION_NOTIFY_COMPLETED).
+///   - connection_notify: called when a connection starts and when it closes (MHD_OPTION_NOTIFY_CONNECTION).
+///   - request_line_received: called with the raw request target once the request line is in
+///     (MHD_OPTION_URI_LOG_CALLBACK); its result becomes the request's `*con_cls`.
 ///   - thread_pool_size: worker threads (0 or 1 for the single internal polling thread).
-///   - connection_limit: the most simultaneous connections.
+///   - connection_limit: the most simultaneous connections (libmicrohttpd splits it evenly over the workers).
+///   - per_ip_connection_limit: the most simultaneous connections from one IP address; 0 for no limit.
 ///   - connection_timeout: seconds of inactivity before a connection is closed.
 ///   - memory_limit: bytes of per-connection memory (bounds the request line plus headers).
 /// - Returns: the daemon, or NULL if it could not start (the socket is then still the caller's).
 struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
                                      MHD_AccessHandlerCallback handler, void *context,
                                      MHD_RequestCompletedCallback completed,
+                                     MHD_NotifyConnectionCallback connection_notify,
+                                     void *(*request_line_received)(void *, const char *,
+                                                                    struct MHD_Connection *),
                                      unsigned int thread_pool_size, unsigned int connection_limit,
+                                     unsigned int per_ip_connection_limit,
                                      unsigned int connection_timeout, size_t memory_limit);
+
+/// Keeps libmicrohttpd from splitting the query string of `target` into its memory pool.
+///
+/// Only for the URI log callback of libmicrohttpd 0.9.75, whose `target` points into the connection's writable
+/// read buffer: it ends the string right after the first '?', so the library stores no query arguments (the caller
+/// copies the target first and parses the query itself). Harmless if a later version passes a copy.
+void csesame_mhd_drop_query(const char *target);
+
+/// Adds an empty placeholder Cookie header before any real one, so libmicrohttpd parses no cookies into its pool.
+///
+/// - Returns: 1 if it was added, 0 if the pool had no room (the library then parses the real Cookie header).
+int csesame_mhd_mask_cookies(struct MHD_Connection *connection);
+
+/// Whether `value` is the placeholder header value of `csesame_mhd_mask_cookies` (compared by address).
+int csesame_mhd_is_placeholder(const char *value);
+
+/// The connection's socket, or -1 if libmicrohttpd does not say.
+int csesame_mhd_connection_fd(struct MHD_Connection *connection);
+
+/// The connection's socket context (set through MHD_OPTION_NOTIFY_CONNECTION), or NULL.
+void *csesame_mhd_socket_context(struct MHD_Connection *connection);
+
+/// Bytes of the request line plus headers (through the blank line), or 0 before the headers are complete.
+size_t csesame_mhd_header_size(struct MHD_Connection *connection);
+
+/// Shuts a socket down in both directions (the owner still closes it); the peer sees the connection end.
+void csesame_shutdown_socket(int fd);
+
+/// Raises the soft limit on open files to `wanted` (at most the hard limit) if it is lower.
+///
+/// - Returns: the soft limit afterwards (0x7fffffff for unlimited), or -1 if it cannot be read.
+long csesame_raise_open_file_limit(long wanted);
 
 /// Writes the client's numeric IP address (NUL-terminated) into `buffer`.
 ///
