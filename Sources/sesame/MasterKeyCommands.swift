@@ -68,7 +68,8 @@ struct MasterKeySettings {
         }
         let key = MasterKey.generate()
         try Self.create(path, contents: "# Sesame master key (keep it secret, outside backups of the database)\n\(key.text)\n")
-        print("sesame: created master key \(key.id) in \(path) (mode 0600); back it up apart from the database")
+        // On stderr: admin commands keep stdout for their JSON.
+        FileHandle.standardError.write(Data("sesame: created master key \(key.id) in \(path) (mode 0600); back it up apart from the database\n".utf8))
         return MasterKeyring(current: key)
     }
 
