@@ -67,7 +67,10 @@ struct MasterKeySettings {
                 """)
         }
         let key = MasterKey.generate()
-        try Self.create(path, contents: "# Sesame master key (keep it secret, outside backups of the database)\n\(key.text)\n")
+        // Nodes starting at once on one new file agree: the first key file to appear wins, the others read it.
+        guard try Self.create(path, contents: "# Sesame master key (keep it secret, outside backups of the database)\n\(key.text)\n",
+                              existingIsError: false)
+        else { return try Self.read(path) }
         // On stderr: admin commands keep stdout for their JSON.
         FileHandle.standardError.write(Data("sesame: created master key \(key.id) in \(path) (mode 0600); back it up apart from the database\n".utf8))
         return MasterKeyring(current: key)
@@ -84,14 +87,26 @@ struct MasterKeySettings {
         }
     }
 
-    /// Creates a file only this user can read, failing if it exists.
-    static func create(_ path: String, contents: String) throws(Failure) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    /// Creates a file only this user can read, whole or not at all (written beside it, then linked into place).
+    /// - Returns: whether this call created it; `false` when the file exists and `existingIsError` is false.
+    /// - Throws: when it exists and `existingIsError` (a file is never replaced), or it cannot be written.
+    @discardableResult
+    static func create(_ path: String, contents: String, existingIsError: Bool = true) throws(Failure) -> Bool {
+        let temporary = "\(path).\(getpid()).\(UInt32.random(in: .min ... .max)).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Failure(message: "cannot create \(path): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
+        defer { unlink(temporary) }
         let bytes = Array(contents.utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else { throw Failure(message: "cannot write \(path)") }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == bytes.count, synced else { throw Failure(message: "cannot write \(path)") }
+        // link(2) never replaces an existing file: of several creators exactly one succeeds.
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST, !existingIsError { return false }
+            throw Failure(message: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        return true
     }
 
     /// Opens the domain for `serve`: keys resolved, checked against the database, plaintext secrets sealed.

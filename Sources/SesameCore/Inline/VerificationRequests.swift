@@ -30,6 +30,10 @@ public struct VerificationRequest: Sendable, Hashable {
 }
 
 /// Creates verification requests, reports their status, and checks tokens online.
+///
+/// An issued token is kept only as long as the status call needs it: sealed under the master key on the request, it is
+/// returned, the same every time, until its own `exp` (5 minutes after completion), and erased by the sweep after
+/// that; the webhook keeps its copy sealed beside the body until nothing is left to deliver (``WebhookOutbox``).
 public struct VerificationService: Sendable {
     let sesame: Sesame
 
