@@ -159,9 +159,23 @@ final class Server {
     let adminKey: String
     private let output: String
 
+    /// A master key file for a PostgreSQL database's servers (every node of one database shares it), made once with
+    /// `sesame master-key generate --out`.
+    static func masterKeyFile(binary: String, database: String) -> String {
+        let name = database.utf8.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-bench-\(String(name, radix: 16)).key").path
+        if !FileManager.default.fileExists(atPath: path) {
+            let pid = try! ChildProcess.spawn([binary, "master-key", "generate", "--out", path], stdout: "/dev/null", stderr: nil)
+            precondition(ChildProcess.wait(pid, timeout: 30) == 0, "sesame master-key generate failed")
+        }
+        return path
+    }
+
     init(binary: String, database: String, arguments: [String] = []) {
         output = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-bench-\(UUID().uuidString).out").path
-        pid = try! ChildProcess.spawn([binary, "serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + arguments,
+        // PostgreSQL needs a master key passed (SQLite keeps its own beside the database): one for the whole run.
+        let keys = database.hasPrefix("postgres") ? ["--master-key-file", Self.masterKeyFile(binary: binary, database: database)] : []
+        pid = try! ChildProcess.spawn([binary, "serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + keys + arguments,
                                       stdout: output, stderr: nil)
         var port: UInt16?
         var key: String?

@@ -38,7 +38,7 @@ final class World {
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-face-fuzz-\(UUID().uuidString)")
         let inline = InlineConfiguration(appURL: Self.origin, apiURL: "https://api.fuzz.example", allowLocalWebhooks: false)
-        let sesame = Sesame(store: try Store.open("sqlite:\(folder.path)/db"), inline: inline)
+        let sesame = Sesame(store: try Store.open("sqlite:\(folder.path)/db"), inline: inline, masterKeys: MasterKeyring(current: .generate()))
         application = SesameApplication(sesame: sesame, log: nil)
         projectID = try sesame.projects.create(name: "Fuzz", relyingPartyID: Self.rpID, relyingPartyName: "Fuzz").id
         platformID = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: Self.rpID)).id

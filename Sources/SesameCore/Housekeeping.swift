@@ -13,12 +13,14 @@ public struct SweepResult: Sendable, Hashable {
     public let grants: Int
     /// Webhook events a week old with nothing left to deliver.
     public let webhookEvents: Int
+    /// Verification tokens erased: from requests whose token expired, and from events with nothing left to deliver.
+    public let verificationTokens: Int
 }
 
 /// Removes what can no longer be used: expired challenges (unfinished ceremonies) an hour after they expired (until
 /// then, finishing one still says it expired rather than that it never existed), expired sessions and tokens, and
 /// rate-limit windows that ended, expired partner grants, verification requests a day after they expired, and webhook
-/// events a week old with nothing left to deliver.
+/// events a week old with nothing left to deliver; verification tokens once expired (requests) or delivered (webhooks).
 /// Any node may sweep at any time; sweeps are idempotent.
 public struct Housekeeping: Sendable {
     let store: Store
@@ -43,7 +45,10 @@ public struct Housekeeping: Sendable {
                 rateLimitWindows: try store.rateLimits.prune(before: now.addingTimeInterval(-Self.longestRateWindow)),
                 verificationRequests: try store.verificationRequests.purge(before: now.addingTimeInterval(-Self.requestRetention)),
                 grants: try store.partners.deleteExpiredGrants(before: now),
-                webhookEvents: try store.webhooks.purgeEvents(before: now.addingTimeInterval(-Self.webhookRetention)))
+                webhookEvents: try store.webhooks.purgeEvents(before: now.addingTimeInterval(-Self.webhookRetention)),
+                verificationTokens: try store.verificationRequests.eraseTokens(
+                    completedBefore: now.addingTimeInterval(-Double(CompletionRoutine.tokenLifetime))
+                ) + store.webhooks.eraseDeliveredTokens())
         }
     }
 }

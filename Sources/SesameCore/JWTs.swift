@@ -4,10 +4,12 @@ import SesameStore
 import WebAuthn
 
 /// Short-lived JSON Web Tokens (HS256) that stand for one session: `{"userId", "sessionId", "iat", "exp"}`, signed
-/// with a random per-project secret kept in the database. A token works only while its session does.
+/// with a random per-project secret kept in the database, sealed under the master key. A token works only while its
+/// session does.
 public struct JWTService: Sendable {
     let store: Store
     let clock: any SesameClock
+    let secrets: SecretsAtRest
 
     /// The lifetime when the caller names none: 15 minutes.
     public static let defaultLifetime: TimeInterval = 900
@@ -61,9 +63,12 @@ public struct JWTService: Sendable {
         let exp: Int
     }
 
+    /// The project's secret, made on first use; stored sealed (bound to the project), opened here.
     private func secret(_ projectID: String) throws(SesameError) -> [UInt8] {
-        try StoreErrors.map { () throws(StoreError) in
-            try store.sessions.jwtSecret(projectID: projectID, candidate: SecureRandom.bytes(count: 32), now: clock.now())
+        let candidate = Array(try secrets.seal(SecureRandom.bytes(count: 32), for: .jwtSecret, row: projectID).utf8)
+        let stored = try StoreErrors.map { () throws(StoreError) in
+            try store.sessions.jwtSecret(projectID: projectID, candidate: candidate, now: clock.now())
         }
+        return try secrets.open(stored, for: .jwtSecret, row: projectID)
     }
 }

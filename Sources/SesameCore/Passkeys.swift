@@ -79,6 +79,7 @@ public struct SignInToken: Sendable, Hashable {
 public struct PasskeyService: Sendable {
     let store: Store
     let clock: any SesameClock
+    let secrets: SecretsAtRest
 
     /// How long a registration or sign-in challenge works: 5 minutes.
     public static let challengeLifetime: TimeInterval = 300
@@ -307,7 +308,7 @@ public struct PasskeyService: Sendable {
         }
         guard updated else { throw SesameError(.verificationFailed, "the sign count did not move forward") }
         let secret = Identifiers.secret(prefix: Self.tokenPrefix)
-        let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: Identifiers.hash(secret),
+        let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: try secrets.tokenHash(secret),
                                 kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
         try StoreErrors.map { () throws(StoreError) in try store.tokens.create(token) }
         return SignInToken(id: token.id, userID: owner.id, secret: secret, createdAt: now, expiresAt: token.expiresAt, rateLimit: decision)

@@ -6,6 +6,8 @@ public struct Sesame: Sendable {
     public let clock: any SesameClock
     /// Inline-verification settings (hosted pages and API URLs, webhook address policy).
     public let inline: InlineConfiguration
+    /// The master keys that seal the secrets the server reads back (never stored in the database).
+    public let masterKeys: MasterKeyring
     private let signerOverride: (any VerificationTokenSigner)?
 
     public var projects: ProjectService { ProjectService(store: store, clock: clock) }
@@ -13,26 +15,31 @@ public struct Sesame: Sendable {
     public var challenges: ChallengeService { ChallengeService(store: store, clock: clock) }
     public var rateLimiter: RateLimiter { RateLimiter(store: store, clock: clock) }
     public var users: UserService { UserService(store: store, clock: clock) }
-    public var sessions: SessionService { SessionService(store: store, clock: clock) }
-    public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock) }
-    public var jwts: JWTService { JWTService(store: store, clock: clock) }
+    public var sessions: SessionService { SessionService(store: store, clock: clock, secrets: secrets) }
+    public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock, secrets: secrets) }
+    public var jwts: JWTService { JWTService(store: store, clock: clock, secrets: secrets) }
+    /// Sealing, opening and re-sealing the secrets at rest under ``masterKeys``.
+    public var secrets: SecretsAtRest { SecretsAtRest(store: store, clock: clock, keys: masterKeys) }
     public var housekeeping: Housekeeping { Housekeeping(store: store, clock: clock) }
     public var partners: PartnerService { PartnerService(store: store, clock: clock, configuration: inline) }
     public var verifications: VerificationService { VerificationService(sesame: self) }
     public var inlinePasskey: InlinePasskeyService { InlinePasskeyService(sesame: self) }
     public var handOff: HandOffService { HandOffService(sesame: self) }
-    public var signingKeys: SigningKeyService { SigningKeyService(store: store, clock: clock) }
-    public var webhooks: WebhookOutbox { WebhookOutbox(store: store, clock: clock, configuration: inline) }
+    public var signingKeys: SigningKeyService { SigningKeyService(store: store, clock: clock, secrets: secrets) }
+    public var webhooks: WebhookOutbox { WebhookOutbox(store: store, clock: clock, configuration: inline, secrets: secrets) }
     /// What signs verification tokens: the stored signing keys unless a test replaced it.
     public var tokenSigner: any VerificationTokenSigner { signerOverride ?? signingKeys }
 
     /// Creates the domain over an opened store.
-    /// - Parameter tokenSigner: replaces the stored signing keys (tests of a failing signer).
+    /// - Parameters:
+    ///   - masterKeys: the master keys (``MasterKeyring/none`` leaves every sealed secret unusable).
+    ///   - tokenSigner: replaces the stored signing keys (tests of a failing signer).
     public init(store: Store, clock: any SesameClock = SystemClock(), inline: InlineConfiguration = InlineConfiguration(),
-                tokenSigner: (any VerificationTokenSigner)? = nil) {
+                masterKeys: MasterKeyring, tokenSigner: (any VerificationTokenSigner)? = nil) {
         self.store = store
         self.clock = clock
         self.inline = inline
+        self.masterKeys = masterKeys
         self.signerOverride = tokenSigner
     }
 }

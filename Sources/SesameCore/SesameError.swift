@@ -36,6 +36,10 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let verificationFailed = Code("verification_failed")
         /// A JSON Web Token is malformed, forged, expired, or its session ended.
         public static let invalidJWT = Code("invalid_jwt")
+        /// Stored secrets need the master key and none is configured (`SESAME_MASTER_KEY`, `--master-key-file`).
+        public static let masterKeyRequired = Code("master_key_required")
+        /// Stored secrets are sealed under a master key that is not configured, or the configured key does not open them.
+        public static let masterKeyMismatch = Code("master_key_mismatch")
         /// The database cannot be reached.
         public static let unavailable = Code("unavailable")
         /// A broken invariant; never expected.

@@ -45,10 +45,12 @@ public struct ClientInfo: Sendable, Hashable {
     }
 }
 
-/// Creates, finds and ends sessions. Secrets are random, handed out once and stored as SHA-256 hashes.
+/// Creates, finds and ends sessions. Secrets are random, handed out once and stored as SHA-256 hashes; sign-in tokens,
+/// which may be short, as HMAC-SHA256 under the token-hash key (``SecretsAtRest/tokenHash(_:)``).
 public struct SessionService: Sendable {
     let store: Store
     let clock: any SesameClock
+    let secrets: SecretsAtRest
 
     /// The lifetime of a session unless the caller asks for less: one year, like Appwrite's default.
     public static let defaultLifetime: TimeInterval = 365 * 24 * 3600
@@ -100,8 +102,10 @@ public struct SessionService: Sendable {
     public static let tokenAttemptsPerHour = 10
 
     /// Mints a sign-in token for a user, as an administrator: `length` characters (4 to 128) of `a-z0-9`, living
-    /// `lifetime` seconds (60 to one year). The secret is shown once and stored hashed.
-    /// - Throws: `invalid_argument`; `not_found`.
+    /// `lifetime` seconds (60 to one year). The secret is shown once and stored as HMAC-SHA256 under the token-hash
+    /// key, which is sealed under the master key: a copy of the database cannot test guesses, and online guesses meet
+    /// ``tokenAttemptsPerHour``.
+    /// - Throws: `invalid_argument`; `not_found`; `master_key_required` or `master_key_mismatch`.
     public func createToken(projectID: String, userID: String, length: Int?, lifetime: TimeInterval?) throws(SesameError)
         -> (id: String, secret: String, createdAt: Date, expiresAt: Date)
     {
@@ -110,12 +114,11 @@ public struct SessionService: Sendable {
             throw SesameError(.invalidArgument, "length is 4 to 128 and expire 60 to \(Int(Self.defaultLifetime)) seconds")
         }
         _ = try UserService(store: store, clock: clock).get(projectID: projectID, id: userID)
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
         let now = clock.now()
         // Short secrets can collide with another user's live token (hashes are unique): draw again.
         for _ in 0..<5 {
-            let secret = String(SecureRandom.bytes(count: length).map { alphabet[Int($0) % alphabet.count] })
-            let token = TokenRecord(id: Identifiers.unique(), projectID: projectID, userID: userID, secretHash: Identifiers.hash(secret),
+            let secret = Self.randomCode(length: length)
+            let token = TokenRecord(id: Identifiers.unique(), projectID: projectID, userID: userID, secretHash: try secrets.tokenHash(secret),
                                     kind: "token", createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
             do {
                 try store.tokens.create(token)
@@ -127,6 +130,19 @@ public struct SessionService: Sendable {
             }
         }
         throw SesameError(.internalFailure, "no free token secret after five draws")
+    }
+
+    /// `length` characters of `a-z0-9`, each uniform (bytes of 252 and above are drawn again: 252 = 7 × 36).
+    static func randomCode(length: Int) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        var code: [Character] = []
+        code.reserveCapacity(length)
+        while code.count < length {
+            for byte in SecureRandom.bytes(count: length) where byte < 252 && code.count < length {
+                code.append(alphabet[Int(byte) % alphabet.count])
+            }
+        }
+        return String(code)
     }
 
     /// Exchanges a sign-in token (from a passkey sign-in) for a session; the token works once. A passkey session has
@@ -142,8 +158,10 @@ public struct SessionService: Sendable {
             guard decision.allowed else { throw SesameError(.rateLimited, "10 token exchanges per IP and user per hour", rateLimit: decision) }
         }
         let now = clock.now()
+        guard secret.utf8.count <= 256 else { throw SesameError(.expired, "the token is unknown, used or expired") }
+        let hash = try secrets.tokenHash(secret)
         let token = try StoreErrors.map { () throws(StoreError) in
-            try store.tokens.consume(projectID: projectID, secretHash: Identifiers.hash(secret), now: now)
+            try store.tokens.consume(projectID: projectID, secretHash: hash, now: now)
         }
         guard let token, token.userID == userID else { throw SesameError(.expired, "the token is unknown, used or expired") }
         let passkey = token.kind == "passkey"

@@ -8,7 +8,7 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible, C
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Backing: Hashable, Sendable {
             case invalidKey, invalidSignatureEncoding, invalidCertificate
-            case untrustedCertificateChain, invalidInput, internalFailure
+            case untrustedCertificateChain, invalidInput, authenticationFailed, internalFailure
         }
 
         private let backing: Backing
@@ -25,6 +25,8 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let untrustedCertificateChain = Code(.untrustedCertificateChain)
         /// An argument is malformed (for example a wrong length or an unparsable PEM).
         public static let invalidInput = Code(.invalidInput)
+        /// Authenticated decryption failed: wrong key, wrong associated data, or altered bytes.
+        public static let authenticationFailed = Code(.authenticationFailed)
         /// OpenSSL failed unexpectedly.
         public static let internalFailure = Code(.internalFailure)
 
@@ -36,6 +38,7 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible, C
             case .invalidCertificate: "invalidCertificate"
             case .untrustedCertificateChain: "untrustedCertificateChain"
             case .invalidInput: "invalidInput"
+            case .authenticationFailed: "authenticationFailed"
             case .internalFailure: "internalFailure"
             }
         }
@@ -65,6 +68,8 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible, C
     public static let untrustedCertificateChain = CryptoError(.untrustedCertificateChain)
     /// An argument was malformed.
     public static let invalidInput = CryptoError(.invalidInput)
+    /// Authenticated decryption failed.
+    public static let authenticationFailed = CryptoError(.authenticationFailed)
     /// OpenSSL failed unexpectedly.
     public static let internalFailure = CryptoError(.internalFailure)
 

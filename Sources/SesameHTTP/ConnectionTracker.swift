@@ -41,7 +41,8 @@ final class ConnectionTracker: Sendable {
     static let sweepInterval = DispatchTimeInterval.milliseconds(250)
 
     init(headerTimeoutSeconds: Int) {
-        headerTimeout = UInt64(max(0, headerTimeoutSeconds)) * 1_000_000_000
+        // Clamped as validate() requires (the tracker exists before start() validates): the product cannot overflow.
+        headerTimeout = UInt64(min(max(0, headerTimeoutSeconds), 86_400)) * 1_000_000_000  // trap-safe: clamped
     }
 
     /// Monotonic nanoseconds (CLOCK_MONOTONIC), the clock of every deadline.

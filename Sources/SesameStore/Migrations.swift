@@ -365,5 +365,24 @@ enum Schema {
                 """,
             ]
         },
+        Migration(version: 7, name: "secrets at rest: sealed deployment keys, webhook tokens kept apart, keyed token hashes") { _ in
+            [
+                // Deployment-wide secrets (the token-hash key), each sealed under the master key, which is not in the database.
+                """
+                CREATE TABLE deployment_keys (
+                    name TEXT PRIMARY KEY,
+                    sealed TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                // A webhook body is stored without its verification token; the token, sealed, waits beside it until the
+                // event has nothing left to deliver. token_offset is where it goes back in (NULL: a body from before).
+                "ALTER TABLE webhook_events ADD COLUMN sealed_token TEXT",
+                "ALTER TABLE webhook_events ADD COLUMN token_offset BIGINT",
+                // Token hashes become HMAC-SHA256 under a key sealed by the master key; plain SHA-256 ones cannot be
+                // re-keyed (the secrets are gone), so outstanding sign-in tokens end here.
+                "DELETE FROM tokens",
+            ]
+        },
     ]
 }

@@ -148,4 +148,6 @@ extension Repositories {
     public var webhooks: WebhookRepository { WebhookRepository(database: database) }
     /// Verification-token signing keys.
     public var signingKeys: SigningKeyRepository { SigningKeyRepository(database: database) }
+    /// Every stored secret the server reads back, and the sealed deployment keys.
+    public var secrets: SecretRepository { SecretRepository(database: database) }
 }

@@ -8,7 +8,8 @@ import SesameStore
 /// fails (the error code and message on stderr), 2 on bad usage.
 enum AdminCommands {
     static let usage = """
-        usage (every command takes --db sqlite:PATH | postgres://..., default SESAME_DB or sqlite:./.sesame/sesame.db):
+        usage (every command takes --db sqlite:PATH | postgres://..., default SESAME_DB or sqlite:./.sesame/sesame.db,
+        and --master-key-file PATH, default SESAME_MASTER_KEY_FILE, SESAME_MASTER_KEY or master.key beside a SQLite file):
           sesame project create --name NAME --rp-id ID [--rp-name NAME]
           sesame project list
           sesame project show [--project ID]
@@ -33,7 +34,7 @@ enum AdminCommands {
         }
         do {
             var args = try Arguments(rest, booleanFlags: [])
-            let sesame = Sesame(store: try openStore(&args))
+            let sesame = try openSesame(&args)
             switch (group, verb) {
             case ("project", "create"):
                 let name = try args.required("--name"), rpID = try args.required("--rp-id"), rpName = try args.optional("--rp-name")
@@ -113,6 +114,7 @@ enum AdminCommands {
     /// Reports a failed admin command on stderr: exit 2 for bad usage (with `usage`), 1 for anything else.
     static func exitStatus(_ error: any Error, usage: String) -> Int32 {
         switch error {
+        case let error as MasterKeySettings.Failure: fail(error.message, status: 1)
         case let error as Arguments.UsageError: fail("\(error.message)\n\(usage)", status: 2)
         case let error as SesameError: fail("\(error.code): \(error.detail)", status: 1)
         case let error as StoreError: fail("database: \(error.debugDescription)", status: 1)
@@ -120,8 +122,11 @@ enum AdminCommands {
         }
     }
 
-    static func openStore(_ args: inout Arguments) throws -> Store {
-        try Store.open(try Defaults.database(&args))
+    /// The domain over the database of `--db`, with the master keys of `--master-key-file` or the environment.
+    static func openSesame(_ args: inout Arguments, inline: InlineConfiguration = InlineConfiguration()) throws -> Sesame {
+        let database = try Defaults.database(&args)
+        let settings = try MasterKeySettings(&args)
+        return try settings.openForAdmin(database: database, store: try Store.open(database), inline: inline)
     }
 
     /// `--project ID`, or the only project.

@@ -6,7 +6,7 @@ import SesameStore
 /// endpoints, links) and the token signing keys. Output is one JSON object per line, as for the other admin commands.
 enum PartnerCommands {
     static let usage = """
-        usage (every command takes --db; --project may be left out when there is exactly one project):
+        usage (every command takes --db and --master-key-file; --project may be left out when there is exactly one project):
           sesame partner create [--project ID] --name NAME
           sesame partner list [--project ID]
           sesame partner add-key --partner ORG --env live|test          (prints the key once)
@@ -31,7 +31,7 @@ enum PartnerCommands {
         do {
             var args = try Arguments(rest, booleanFlags: ["--allow-local"])
             let allowLocal = args.flag("--allow-local")
-            let sesame = Sesame(store: try AdminCommands.openStore(&args), inline: InlineConfiguration(allowLocalWebhooks: allowLocal))
+            let sesame = try AdminCommands.openSesame(&args, inline: InlineConfiguration(allowLocalWebhooks: allowLocal))
             func positional(_ name: String) throws -> String {
                 guard let value = positionals.first else { throw Arguments.UsageError(message: "missing \(name)") }
                 return value

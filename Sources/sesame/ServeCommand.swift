@@ -13,7 +13,7 @@ enum ServeCommand {
                             [--max-body BYTES] [--connection-timeout SECONDS] [--log json|off]
                             [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
                             [--webhooks on|off] [--max-connections N] [--max-connections-per-ip N]
-                            [--header-timeout SECONDS]
+                            [--header-timeout SECONDS] [--master-key-file PATH]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
           SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
           SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS, SESAME_MAX_CONNECTIONS,
@@ -30,6 +30,8 @@ enum ServeCommand {
           request log's `rq` tags of verification requests; give every node the same one to correlate across nodes.
           A crash is reported in a file of its own in SESAME_CRASH_DIR (default: crashes/ beside an SQLite database,
           else ./.sesame/crashes), never on stderr with the request log; SWIFT_BACKTRACE, when set, overrides this.
+          --master-key-file (or SESAME_MASTER_KEY_FILE, or the key in SESAME_MASTER_KEY) seals stored secrets; required on
+          PostgreSQL, and SQLite keeps master.key beside its file by default (see 'sesame master-key').
           Defaults: --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080 --log json,
           --public-url http://localhost:PORT, --app-url the public URL.
         """
@@ -79,9 +81,10 @@ enum ServeCommand {
             }
             let webhooks = try setting("--webhooks", "SESAME_WEBHOOKS") ?? "on"
             guard webhooks == "on" || webhooks == "off" else { throw Arguments.UsageError(message: "--webhooks must be on or off") }
+            let masterKeys = try MasterKeySettings(&args, environment: environment)
             try args.finish()
-            return serve(database: database, configuration: configuration, inline: inline, deliversWebhooks: webhooks == "on",
-                         log: logMode == "json" ? RequestLog() : nil)
+            return serve(database: database, masterKeys: masterKeys, configuration: configuration, inline: inline,
+                         deliversWebhooks: webhooks == "on", log: logMode == "json" ? RequestLog() : nil)
         } catch let error as Arguments.UsageError {
             return fail("\(error.message)\n\(usage)", status: 2)
         } catch {
@@ -89,12 +92,14 @@ enum ServeCommand {
         }
     }
 
-    private static func serve(database: String, configuration: HTTPServer.Configuration, inline: InlineConfiguration,
-                              deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
+    private static func serve(database: String, masterKeys: MasterKeySettings, configuration: HTTPServer.Configuration,
+                              inline: InlineConfiguration, deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
         let sesame: Sesame
         do {
-            sesame = Sesame(store: try Store.open(database), inline: inline)
+            sesame = try masterKeys.openForServing(database: database, store: try Store.open(database), inline: inline)
             try Bootstrap.ensureDefaultProject(sesame)
+        } catch let error as MasterKeySettings.Failure {
+            return fail(error.message, status: 1)
         } catch let error as StoreError {
             return fail("cannot open the database: \(error.debugDescription)", status: 1)
         } catch {

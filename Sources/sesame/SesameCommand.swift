@@ -16,6 +16,7 @@ enum SesameCommand {
           apikey create|list|revoke        manage a project's API keys
           partner ...                      inline-verification partners: keys, apps, webhooks, links
           signing-key list|rotate          verification-token signing keys
+          master-key generate|status|rotate  the key that seals stored secrets (see 'sesame master-key')
           webauthn verify-registration     verify a registration response read from stdin
           webauthn verify-authentication   verify an authentication response read from stdin
           help                             show this text
@@ -40,6 +41,8 @@ enum SesameCommand {
             exit(AdminCommands.run(arguments[0], Array(arguments.dropFirst())))
         case "partner", "signing-key":
             exit(PartnerCommands.run(arguments[0], Array(arguments.dropFirst())))
+        case "master-key":
+            exit(MasterKeyCommands.run(Array(arguments.dropFirst())))
         case nil, "help", "--help", "-h":
             print(usage)
         default:

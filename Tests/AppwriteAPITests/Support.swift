@@ -29,7 +29,7 @@ struct Harness {
 
     init(_ backend: Backend = .sqlite) throws {
         clock = ManualClock()
-        let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock)
+        let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()))
         application = SesameApplication(sesame: sesame, log: nil)
         projectID = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example").id
         _ = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: "shop.example"))

@@ -32,7 +32,7 @@ import Testing
         #expect(result.verificationRequests == 2 && result.webhookEvents == 0, "\(result)")
         #expect(try harness.sesame.store.verificationRequests.get(id: abandoned) == nil)
         let kept = try #require(try harness.sesame.store.verificationRequests.get(id: completed))
-        #expect(kept.status == "completed" && kept.token != nil && kept.metadata == nil)
+        #expect(kept.status == "completed" && kept.token == nil && kept.metadata == nil)
         #expect(try await harness.status(completed).data?["status"] as? String == "completed")
 
         harness.clock.advance(by: 6 * 86_400)

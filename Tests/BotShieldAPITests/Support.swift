@@ -46,10 +46,11 @@ final class InlineHarness: @unchecked Sendable {
     let authenticator = SoftwareAuthenticator()
 
     init(_ backend: Backend, appURL: String = InlineHarness.appURL, tokenSigner: (any VerificationTokenSigner)? = nil,
-         store: Store? = nil) throws {
+         store: Store? = nil, masterKeys: MasterKeyring? = nil) throws {
         clock = ManualClock(Date())
         let inline = InlineConfiguration(appURL: appURL, apiURL: Self.apiURL, allowLocalWebhooks: true)
-        let sesame = Sesame(store: try store ?? Store.open(try backend.makeURL()), clock: clock, inline: inline, tokenSigner: tokenSigner)
+        let sesame = Sesame(store: try store ?? Store.open(try backend.makeURL()), clock: clock, inline: inline,
+                            masterKeys: masterKeys ?? MasterKeyring(current: .generate()), tokenSigner: tokenSigner)
         application = SesameApplication(sesame: sesame, log: nil)
         projectID = try sesame.projects.create(name: "ID", relyingPartyID: Self.rpID, relyingPartyName: "Sesame ID").id
         // Passkeys are made on the project's own pages (the setup page comes with the web issue); tests register them

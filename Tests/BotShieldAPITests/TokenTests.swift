@@ -200,7 +200,10 @@ import WebAuthn
         let latestParts = try TokenParts(latest)
         let stranger = try ES256JWS.sign(claims: latestParts.claims, key: PrivateKey.generate(.p256))
         let oldRecord = try #require(try harness.sesame.store.signingKeys.list().first { $0.id == oldKid })
-        let retired = try ES256JWS.sign(claims: latestParts.claims, key: try PrivateKey(pemEncoded: oldRecord.privateKey), kid: oldKid)
+        // The stored key is sealed: only with the master key does it become the retired private key.
+        let oldPEM = try harness.sesame.secrets.open(Array(oldRecord.privateKey.utf8), for: .signingKey, row: oldKid)
+        let retired = try ES256JWS.sign(claims: latestParts.claims, key: try PrivateKey(pemEncoded: String(decoding: oldPEM, as: UTF8.self)),
+                                        kid: oldKid)
         let relabelled = TokenKit.part(#"{"alg":"ES256","typ":"JWT","kid":"not-a-published-kid"}"#) + "." + latestParts.payloadPart + "."
             + latestParts.signaturePart
         for (label, forged) in [("a stranger's key", stranger), ("the retired key", retired), ("an unknown kid label", relabelled)] {

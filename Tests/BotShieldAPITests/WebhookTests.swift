@@ -64,7 +64,8 @@ import WebAuthn
     /// The same Sesame (store and clock) with `allowLocalWebhooks` off, as in production.
     static func strict(_ harness: InlineHarness) -> Sesame {
         Sesame(store: harness.sesame.store, clock: harness.clock,
-               inline: InlineConfiguration(appURL: InlineHarness.appURL, apiURL: InlineHarness.apiURL, allowLocalWebhooks: false))
+               inline: InlineConfiguration(appURL: InlineHarness.appURL, apiURL: InlineHarness.apiURL, allowLocalWebhooks: false),
+               masterKeys: harness.sesame.masterKeys)
     }
 
     // MARK: Delivery
@@ -131,8 +132,15 @@ import WebAuthn
         #expect(!WebhookReceiver.verify(body: delivery.body, id: id, timestamp: String(Int(sentAt.timeIntervalSince1970) + 1),
                                         signature: signature, secrets: [secret], now: sentAt))
 
-        // The body: the stored bytes, exactly the §2.5 payload.
-        #expect(delivery.body == event.body, "the bytes signed and sent are the bytes serialized at completion")
+        // The body: the stored bytes with the token put back, exactly the §2.5 payload; once delivered, the stored
+        // event keeps no token (the sealed copy is erased, the body never held it).
+        let sentToken = try #require(try Self.json(delivery.body)["data"] as? [String: Any])["verification_token"] as? String
+        let offset = try #require(event.tokenOffset)
+        #expect(delivery.body == Array(event.body[..<offset] + Array((sentToken ?? "").utf8) + event.body[offset...]),
+                "the bytes signed and sent are the bytes serialized at completion, with the token")
+        #expect(event.sealedToken != nil, "the token waits sealed until delivered")
+        #expect(try Self.event(harness, requestID: requestID).event.sealedToken == nil, "erased once delivered")
+        #expect(!String(decoding: event.body, as: UTF8.self).contains(sentToken ?? "-"))
         let body = try Self.json(delivery.body)
         #expect(Set(body.keys) == ["type", "timestamp", "data"])
         #expect(body["type"] as? String == "gate.human_verified")
@@ -253,7 +261,8 @@ import WebAuthn
         #expect(received.map(\.answeredStatus) == [500, 500, 200])
         let event = try Self.event(harness, requestID: requestID).event
         #expect(received.allSatisfy { $0.id == event.id }, "the same webhook-id on every attempt")
-        #expect(received.allSatisfy { $0.body == event.body }, "the same body bytes on every attempt")
+        #expect(received.allSatisfy { $0.body == received[0].body }, "the same body bytes on every attempt")
+        #expect(event.sealedToken == nil, "the token is erased once delivered")
         #expect(received.map(\.timestamp) == [t0, t1, t2].map { String(Int($0.timeIntervalSince1970)) }, "each attempt is stamped when made")
         #expect(received.allSatisfy { $0.signatureVerified })
         for (delivery, time) in zip(received, [t0, t1, t2]) {

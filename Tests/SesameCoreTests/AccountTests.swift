@@ -160,11 +160,11 @@ import WebAuthn
         try sesame.store.tokens.create(TokenRecord(id: "t1", projectID: project.id, userID: "alice", secretHash: [1], kind: "passkey",
                                                    createdAt: clock.now(), expiresAt: clock.now().addingTimeInterval(60)))
         _ = try sesame.rateLimiter.hit("k", limit: 10, window: 3600)
-        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 0, tokens: 0, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0))
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 0, tokens: 0, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
         clock.advance(by: 301)
-        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 1, tokens: 1, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0))
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 1, tokens: 1, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
         clock.advance(by: 3600 * 2)
-        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 1, sessions: 0, tokens: 0, rateLimitWindows: 1, verificationRequests: 0, grants: 0, webhookEvents: 0))
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 1, sessions: 0, tokens: 0, rateLimitWindows: 1, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
         #expect(try sesame.sessions.authenticate(projectID: project.id, secret: live) != nil)
     }
 }

@@ -15,7 +15,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
         case .sqlite: url = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-core-\(UUID().uuidString)/db").path
         case .postgres: url = try PostgresCluster.shared.createDatabase()
         }
-        return Sesame(store: try Store.open(url), clock: clock)
+        return Sesame(store: try Store.open(url), clock: clock, masterKeys: MasterKeyring(current: .generate()))
     }
 }
 

@@ -59,7 +59,7 @@ import Testing
         try refused(["partner", "remove-webhook", "--partner", partner, hookID], 1, "not_found")
 
         // Links: a person of the project; refs are checked; unlink says whether there was a link.
-        let sesame = Sesame(store: try Store.open(database))
+        let sesame = Sesame(store: try Store.open(database), masterKeys: try TestMasterKey.keyring(for: database))
         let project = try #require(try sesame.projects.list().first)
         let user = try sesame.users.create(projectID: project.id, id: "alice", email: nil, password: nil, name: nil)
         let link = ["partner", "link", "--partner", partner, "--env", "live", "--ref", "acct_1", "--user"]

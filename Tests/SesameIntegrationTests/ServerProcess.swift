@@ -1,4 +1,5 @@
 import Foundation
+import SesameCore
 import SesameTestSupport
 import Testing
 
@@ -66,6 +67,7 @@ final class ServerProcess: @unchecked Sendable {
         var arguments = ["serve", "--db", database, "--listen", listen]
         if logOff { arguments += ["--log", "off"] }
         arguments += extra
+        if !extra.contains("--master-key-file") { arguments += TestMasterKey.arguments(for: database) }
         let folder = FileManager.default.temporaryDirectory.path
         let tag = UUID().uuidString.prefix(12)
         let stdoutPath = "\(folder)/sesame-it-out-\(tag)", stderrPath = "\(folder)/sesame-it-err-\(tag)"
@@ -185,6 +187,10 @@ enum SesameCLI {
     }
 
     static func run(_ arguments: [String]) throws -> Outcome {
+        var arguments = arguments
+        if let db = arguments.firstIndex(of: "--db"), db + 1 < arguments.count, !arguments.contains("--master-key-file") {
+            arguments += TestMasterKey.arguments(for: arguments[db + 1])
+        }
         let done = try ChildProcess.run(sesameExecutable.path, arguments)
         return Outcome(status: done.status, stdout: done.standardOutput, stderr: done.standardError)
     }
@@ -197,6 +203,30 @@ enum SesameCLI {
             throw IntegrationFailure("sesame \(arguments.joined(separator: " ")) exited \(outcome.status): \(outcome.stderr)")
         }
         return outcome.json
+    }
+}
+
+/// The master keys of the tests' `sesame` children: on SQLite the key file the server keeps beside the database (made
+/// on its first start), on PostgreSQL (which needs one passed) one key file shared by every server of this test run.
+enum TestMasterKey {
+    static let sharedFile: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-it-master-\(UUID().uuidString.prefix(12)).key").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data((MasterKey.generate().text + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        return path
+    }()
+
+    /// `--master-key-file` for a PostgreSQL database; nothing for SQLite (the server's own file beside the database).
+    static func arguments(for database: String) -> [String] {
+        database.hasPrefix("postgres") ? ["--master-key-file", sharedFile] : []
+    }
+
+    /// The keys a server on `database` uses, to open the same store in the test process.
+    static func keyring(for database: String) throws -> MasterKeyring {
+        var path = sharedFile
+        if database.hasPrefix("sqlite:") {
+            path = URL(fileURLWithPath: String(database.dropFirst("sqlite:".count))).deletingLastPathComponent().appendingPathComponent("master.key").path
+        }
+        return try MasterKeyring(keyFile: try String(contentsOfFile: path, encoding: .utf8))
     }
 }
 

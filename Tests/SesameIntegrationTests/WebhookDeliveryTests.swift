@@ -46,7 +46,8 @@ final class InlineDeployment: @unchecked Sendable {
         receiver.setSecrets([webhookSecret])
 
         store = try Store.open(database)
-        let sesame = Sesame(store: store, inline: InlineConfiguration(appURL: Self.appURL, apiURL: Self.apiURL))
+        let sesame = Sesame(store: store, inline: InlineConfiguration(appURL: Self.appURL, apiURL: Self.apiURL),
+                            masterKeys: try TestMasterKey.keyring(for: database))
         let user = try sesame.users.create(projectID: projectID, id: nil, email: nil, password: nil, name: nil)
         userID = user.id
         let project = try sesame.projects.get(projectID)

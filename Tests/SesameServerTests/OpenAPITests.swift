@@ -12,7 +12,7 @@ import Testing
     @Test("the committed OpenAPI 3.1 document describes every route the server answers, and nothing else")
     func everyRouteDocumented() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-openapi-\(UUID().uuidString)")
-        let application = SesameApplication(sesame: Sesame(store: try Store.open("sqlite:\(folder.path)/db")), log: nil)
+        let application = SesameApplication(sesame: Sesame(store: try Store.open("sqlite:\(folder.path)/db"), masterKeys: MasterKeyring(current: .generate())), log: nil)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.documentURL)) as? [String: Any])
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: [String: Any]])

@@ -69,13 +69,22 @@ struct CompletionRoutine {
         // The token is minted before the transaction: signing may read or create keys, which must not wait on it.
         let token: String
         do { token = try sesame.tokenSigner.sign(claims) } catch { throw .completionFailed }
-        let event = WebhookEventRecord(id: StandardWebhooks.newMessageID(), partnerID: request.partnerID, environment: request.environment,
-                                       type: Self.eventType, body: Self.eventBody(request, token: token, linked: linked, at: now),
-                                       createdAt: now)
+        // The token is stored sealed, on the request (until it expires) and beside the event's body (until delivered).
+        let eventID = StandardWebhooks.newMessageID()
+        let body = Self.eventBody(request, linked: linked, at: now)
+        let sealedToken: String, sealedEventToken: String
+        do {
+            sealedToken = try sesame.secrets.seal(Array(token.utf8), for: .verificationToken, row: request.id)
+            sealedEventToken = try sesame.secrets.seal(Array(token.utf8), for: .webhookToken, row: eventID)
+        } catch {
+            throw .completionFailed
+        }
+        let event = WebhookEventRecord(id: eventID, partnerID: request.partnerID, environment: request.environment, type: Self.eventType,
+                                       body: body.body, createdAt: now, sealedToken: sealedEventToken, tokenOffset: body.offset)
         let completed: Bool
         do {
             completed = try sesame.store.transaction { transaction throws(StoreError) -> Bool in
-                guard try transaction.verificationRequests.complete(id: request.id, linked: linked, token: token, tokenID: claims.jti, at: now)
+                guard try transaction.verificationRequests.complete(id: request.id, linked: linked, token: sealedToken, tokenID: claims.jti, at: now)
                 else { return false }
                 if let link { try transaction.partners.createLink(link) }
                 try transaction.webhooks.enqueue(event)
@@ -89,22 +98,25 @@ struct CompletionRoutine {
         guard completed else { throw .requestClosed }
     }
 
-    /// The `gate.human_verified` body, serialized once: these exact bytes are signed and sent on every attempt.
-    /// Identical whichever path completed the request (no method field).
-    static func eventBody(_ request: VerificationRequestRecord, token: String, linked: Bool, at time: Date) -> [UInt8] {
+    /// The `gate.human_verified` body, serialized once without its token, and where the token goes: these bytes with
+    /// the token put back are signed and sent on every attempt. Identical whichever path completed the request.
+    static func eventBody(_ request: VerificationRequestRecord, linked: Bool, at time: Date) -> (body: [UInt8], offset: Int) {
         var data: [String: Any] = [
-            "request_id": request.id, "scope": request.scope, "env": request.environment, "linked": linked, "verification_token": token,
+            "request_id": request.id, "scope": request.scope, "env": request.environment, "linked": linked,
         ]
         if let ref = request.partnerUserRef { data["partner_user_ref"] = ref }
         if let metadata = request.metadata, let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8)) {
             data["metadata"] = object
         }
         let body: [String: Any] = ["type": eventType, "timestamp": Timestamps.rfc3339(time), "data": data]
-        do {
-            return Array(try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
-        } catch {
-            preconditionFailure("strings, booleans and a parsed JSON object always serialize")
+        // Strings, booleans and a parsed JSON object always serialize, and the placeholder is always found.
+        let serialized = WebhookBodies.serialize(body) { object, placeholder in
+            var data = object["data"] as? [String: Any] ?? [:]
+            data["verification_token"] = placeholder
+            object["data"] = data
         }
+        guard let serialized else { preconditionFailure("a webhook body did not serialize") }
+        return serialized
     }
 }
 

@@ -8,17 +8,19 @@ import Synchronization
 /// The first key is made on first use and signs at once. `rotate` adds the next generation, published at once and
 /// signing from `activatesAt` (24 hours later by default), so partners that cache the JWKS see it before any token
 /// uses it. A key stays published for ``retention`` after its successor takes over, longer than any token lives.
-/// Private keys are stored as PKCS#8 PEM in the database, which is the deployment's root of trust anyway.
+/// Private keys are stored as PKCS#8 PEM sealed under the master key (bound to their `kid`), so a copy of the
+/// database alone cannot sign a token.
 public struct SigningKeyService: VerificationTokenSigner {
     let store: Store
     let clock: any SesameClock
+    let secrets: SecretsAtRest
 
     /// How long a superseded key stays in the JWKS after its successor starts signing.
     public static let retention: TimeInterval = 3600
     /// The default time between publishing a new key and signing with it.
     public static let defaultActivationDelay: TimeInterval = 86_400
 
-    /// Parsed private keys by `kid` (parsing PEM costs as much as signing).
+    /// Parsed private keys by their sealed stored value (parsing PEM costs as much as signing).
     private static let parsed = Mutex<[String: PrivateKey]>([:])
 
     /// A published key.
@@ -106,17 +108,23 @@ public struct SigningKeyService: VerificationTokenSigner {
 
     private func newRecord(generation: Int64, activatesAt: Date) throws(SesameError) -> SigningKeyRecord {
         let key = PrivateKey.generate(.p256)
-        return SigningKeyRecord(id: try JWK.thumbprint(of: key.publicKey), generation: generation, privateKey: key.pemRepresentation,
-                                createdAt: clock.now(), activatesAt: activatesAt)
+        let kid = try JWK.thumbprint(of: key.publicKey)
+        let sealed = try secrets.seal(Array(key.pemRepresentation.utf8), for: .signingKey, row: kid)
+        return SigningKeyRecord(id: kid, generation: generation, privateKey: sealed, createdAt: clock.now(), activatesAt: activatesAt)
     }
 
     private func privateKey(_ record: SigningKeyRecord) throws(SesameError) -> PrivateKey {
-        if let key = Self.parsed.withLock({ $0[record.id] }) { return key }
+        // Cached by the sealed value, and served only to a ring that holds the key that sealed it.
+        if let keyID = SealedValue.keyID(of: Array(record.privateKey.utf8)), secrets.keys.ids.contains(keyID),
+           let key = Self.parsed.withLock({ $0[record.privateKey] }) {
+            return key
+        }
+        let pem = try secrets.open(Array(record.privateKey.utf8), for: .signingKey, row: record.id)
         let key: PrivateKey
-        do { key = try PrivateKey(pemEncoded: record.privateKey) } catch {
+        do { key = try PrivateKey(pemEncoded: String(decoding: pem, as: UTF8.self)) } catch {
             throw SesameError(.internalFailure, "a stored signing key does not parse")
         }
-        Self.parsed.withLock { $0[record.id] = key }
+        Self.parsed.withLock { $0[record.privateKey] = key }
         return key
     }
 }

@@ -22,7 +22,7 @@ public struct VerificationRequest: Sendable, Hashable {
     public let status: Status
     /// Why it failed (`user_denied`, `already_linked`), when it did.
     public let failureReason: String?
-    /// The verification token, once completed; the same on every read.
+    /// The verification token, once completed; the same on every read until it expires (5 minutes), then erased.
     public let verificationToken: String?
     public let createdAt: Date
     public let expiresAt: Date
@@ -30,6 +30,10 @@ public struct VerificationRequest: Sendable, Hashable {
 }
 
 /// Creates verification requests, reports their status, and checks tokens online.
+///
+/// An issued token is kept only as long as the status call needs it: sealed under the master key on the request, it is
+/// returned, the same every time, until its own `exp` (5 minutes after completion), and erased by the sweep after
+/// that; the webhook keeps its copy sealed beside the body until nothing is left to deliver (``WebhookOutbox``).
 public struct VerificationService: Sendable {
     let sesame: Sesame
 
@@ -97,7 +101,16 @@ public struct VerificationService: Sendable {
         guard let record, record.partnerID == caller.partner.id, record.environment == caller.environment.rawValue else {
             throw SesameError(.notFound, "verification request")
         }
-        return VerificationRequest(record: record, now: sesame.clock.now())
+        let now = sesame.clock.now()
+        return VerificationRequest(record: record, now: now, token: try Self.openToken(record, now: now, secrets: sesame.secrets))
+    }
+
+    /// A completed request's token, opened, while it is valid; `nil` once it has expired (it is then erased from the store).
+    static func openToken(_ record: VerificationRequestRecord, now: Date, secrets: SecretsAtRest) throws(SesameError) -> String? {
+        guard let sealed = record.token, let completedAt = record.completedAt,
+              now.timeIntervalSince(completedAt) < Double(CompletionRoutine.tokenLifetime)
+        else { return nil }
+        return String(decoding: try secrets.open(Array(sealed.utf8), for: .verificationToken, row: record.id), as: UTF8.self)
     }
 
     /// The online token check: the token must be genuine, for this partner and environment, unexpired, and checked here
@@ -136,7 +149,7 @@ public struct TokenCheck: Sendable, Hashable {
 }
 
 extension VerificationRequest {
-    init(record: VerificationRequestRecord, now: Date) {
+    init(record: VerificationRequestRecord, now: Date, token: String? = nil) {
         let status: Status = switch record.status {
         case VerificationRequestRecord.completed: .completed
         case VerificationRequestRecord.failed: .failed
@@ -144,7 +157,7 @@ extension VerificationRequest {
         }
         self.init(id: record.id, partnerID: record.partnerID, environment: PartnerEnvironment(rawValue: record.environment) ?? .test,
                   scope: record.scope, partnerUserRef: record.partnerUserRef, linkIntent: record.linkIntent, metadata: record.metadata,
-                  status: status, failureReason: record.failureReason, verificationToken: record.token, createdAt: record.createdAt,
+                  status: status, failureReason: record.failureReason, verificationToken: token, createdAt: record.createdAt,
                   expiresAt: record.expiresAt, completedAt: record.completedAt)
     }
 }

@@ -24,6 +24,7 @@ public struct WebhookOutbox: Sendable {
     let store: Store
     let clock: any SesameClock
     let configuration: InlineConfiguration
+    let secrets: SecretsAtRest
 
     /// How long a claimed delivery stays with its node; longer than any send may take.
     public static let lease: TimeInterval = 60
@@ -66,14 +67,20 @@ public struct WebhookOutbox: Sendable {
             return false
         }
         let timestamp = Int(started.timeIntervalSince1970)  // trap-safe: server clock
-        let request = WebhookRequest(url: work.endpoint.url, body: work.event.body, headers: [
-            StandardWebhooks.idHeader: work.event.id,
-            StandardWebhooks.timestampHeader: String(timestamp),
-            StandardWebhooks.signatureHeaderName: StandardWebhooks.signatureHeader(keys: [key], id: work.event.id, timestamp: timestamp,
-                                                                                   body: work.event.body),
-            "content-type": "application/json",
-        ])
-        let outcome = send(request)
+        let outcome: WebhookSendOutcome
+        if let body = try? body(of: work.event) {
+            let request = WebhookRequest(url: work.endpoint.url, body: body, headers: [
+                StandardWebhooks.idHeader: work.event.id,
+                StandardWebhooks.timestampHeader: String(timestamp),
+                StandardWebhooks.signatureHeaderName: StandardWebhooks.signatureHeader(keys: [key], id: work.event.id, timestamp: timestamp,
+                                                                                       body: body),
+                "content-type": "application/json",
+            ])
+            outcome = send(request)
+        } else {
+            // This node cannot open the sealed token (its master key differs): nothing is sent, the delivery retries.
+            outcome = .failed("sealed token does not open")
+        }
         let status: Int? = if case .status(let code) = outcome { code } else { nil }
         switch WebhookSchedule.classify(status: status) {
         case .delivered:
@@ -92,6 +99,19 @@ public struct WebhookOutbox: Sendable {
             }
         }
         return true
+    }
+
+    /// The exact bytes an event is sent as: its stored body with the sealed verification token opened and put back.
+    /// - Throws: `master_key_required` or `master_key_mismatch` when the token does not open; `internal_failure` when
+    ///   the token was erased (nothing is left to deliver) or the offset is out of range.
+    public func body(of event: WebhookEventRecord) throws(SesameError) -> [UInt8] {
+        guard let offset = event.tokenOffset else { return event.body }
+        guard let sealed = event.sealedToken else { throw SesameError(.internalFailure, "the event's token was erased after delivery") }
+        let token = try secrets.open(Array(sealed.utf8), for: .webhookToken, row: event.id)
+        guard let body = WebhookBodies.fill(event.body, token: token, at: offset) else {
+            throw SesameError(.internalFailure, "token offset out of range")
+        }
+        return body
     }
 
     private func finish(_ work: WebhookWork, node: String, number: Int, started: Date, outcome: WebhookSendOutcome, state: String, next: Date,

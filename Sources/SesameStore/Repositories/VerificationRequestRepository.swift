@@ -22,7 +22,8 @@ public struct VerificationRequestRecord: Sendable, Hashable {
     public var failureReason: String?
     /// Whether the confirming person was the one linked to the ref.
     public var linked: Bool
-    /// The verification token minted at completion; the same on every read.
+    /// The verification token minted at completion, sealed under the master key; the same on every read until it
+    /// expires, then erased.
     public var token: String?
     /// The token's `jti`.
     public var tokenID: String?
@@ -153,6 +154,15 @@ public struct VerificationRequestRepository: Sendable {
             [.date(time), .text(VerificationRequestRecord.completed)]
         )
         return deleted + trimmed
+    }
+
+    /// Erases the verification tokens of requests completed at or before `time` (their tokens have expired).
+    /// - Returns: how many tokens were erased.
+    @discardableResult
+    public func eraseTokens(completedBefore time: Date) throws(StoreError) -> Int {
+        try database.execute(
+            "UPDATE verification_requests SET token = NULL WHERE token IS NOT NULL AND completed_at <= $1", [.date(time)]
+        )
     }
 
     private static func record(_ row: SQLRow) throws(StoreError) -> VerificationRequestRecord {

@@ -27,23 +27,32 @@ public struct WebhookEndpointRecord: Sendable, Hashable {
     }
 }
 
-/// An event in the outbox: its exact body bytes, signed and sent as they are.
+/// An event in the outbox: its body bytes, signed and sent as they are, except that a verification token is kept
+/// apart (sealed) and goes back in at `tokenOffset` at send time.
 public struct WebhookEventRecord: Sendable, Hashable {
     /// `msg_…`, the `webhook-id` of every attempt.
     public var id: String
     public var partnerID: String
     public var environment: String
     public var type: String
+    /// The body, without the verification token when `tokenOffset` is set.
     public var body: [UInt8]
     public var createdAt: Date
+    /// The verification token sealed under the master key; `nil` once the event has nothing left to deliver.
+    public var sealedToken: String?
+    /// The byte offset in `body` where the token goes; `nil` for a body that holds no token apart.
+    public var tokenOffset: Int?
 
-    public init(id: String, partnerID: String, environment: String, type: String, body: [UInt8], createdAt: Date) {
+    public init(id: String, partnerID: String, environment: String, type: String, body: [UInt8], createdAt: Date,
+                sealedToken: String? = nil, tokenOffset: Int? = nil) {
         self.id = id
         self.partnerID = partnerID
         self.environment = environment
         self.type = type
         self.body = body
         self.createdAt = createdAt
+        self.sealedToken = sealedToken
+        self.tokenOffset = tokenOffset
     }
 }
 
@@ -146,13 +155,20 @@ public struct WebhookRepository: Sendable {
     /// Writes an event and a pending delivery to every enabled endpoint of its partner and environment; call it in the
     /// transaction of the change the event reports.
     /// - Returns: how many deliveries were queued.
+    /// An event with no endpoint to go to keeps no sealed token.
     @discardableResult
     public func enqueue(_ event: WebhookEventRecord) throws(StoreError) -> Int {
         try database.execute(
-            "INSERT INTO webhook_events (id, partner_id, environment, type, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.text(event.id), .text(event.partnerID), .text(event.environment), .text(event.type), .blob(event.body), .date(event.createdAt)]
+            """
+            INSERT INTO webhook_events (id, partner_id, environment, type, body, created_at, sealed_token, token_offset)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            """,
+            [
+                .text(event.id), .text(event.partnerID), .text(event.environment), .text(event.type), .blob(event.body), .date(event.createdAt),
+                .text(event.sealedToken), event.tokenOffset.map { .int($0) } ?? .null,
+            ]
         )
-        return try database.execute(
+        let queued = try database.execute(
             """
             INSERT INTO webhook_deliveries (id, event_id, endpoint_id, state, attempts, next_attempt_at, created_at, updated_at)
             SELECT CAST($1 AS TEXT) || ':' || id, $1, id, $4, 0, $5, $5, $5 FROM webhook_endpoints
@@ -162,6 +178,22 @@ public struct WebhookRepository: Sendable {
                 .text(event.id), .text(event.partnerID), .text(event.environment), .text(WebhookDeliveryRecord.pending),
                 .date(event.createdAt), .text(WebhookEndpointRecord.enabled),
             ]
+        )
+        if queued == 0 { try eraseDeliveredTokens(eventID: event.id) }
+        return queued
+    }
+
+    /// Erases the sealed verification token of events with no pending delivery left (one event, or all).
+    /// - Returns: how many tokens were erased.
+    @discardableResult
+    public func eraseDeliveredTokens(eventID: String? = nil) throws(StoreError) -> Int {
+        try database.execute(
+            """
+            UPDATE webhook_events SET sealed_token = NULL
+            WHERE sealed_token IS NOT NULL AND ($1 = '' OR id = $1)
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $2)
+            """,
+            [.text(eventID ?? ""), .text(WebhookDeliveryRecord.pending)]
         )
     }
 
@@ -191,7 +223,7 @@ public struct WebhookRepository: Sendable {
         let row = try database.queryFirst(
             """
             SELECT d.id AS delivery_id, d.attempts, e.id AS event_id, e.partner_id AS event_partner, e.environment AS event_environment,
-                   e.type, e.body, e.created_at AS event_created, w.id, w.partner_id, w.environment, w.url, w.secret, w.state, w.created_at
+                   e.type, e.body, e.created_at AS event_created, e.sealed_token, e.token_offset, w.id, w.partner_id, w.environment, w.url, w.secret, w.state, w.created_at
             FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
             WHERE d.id = $1
             """,
@@ -200,7 +232,8 @@ public struct WebhookRepository: Sendable {
         guard let row else { return nil }
         let event = WebhookEventRecord(
             id: try row.text("event_id"), partnerID: try row.text("event_partner"), environment: try row.text("event_environment"),
-            type: try row.text("type"), body: try row.blob("body"), createdAt: try row.date("event_created")
+            type: try row.text("type"), body: try row.blob("body"), createdAt: try row.date("event_created"),
+            sealedToken: try row.optionalText("sealed_token"), tokenOffset: try Self.offset(row)
         )
         return WebhookWork(deliveryID: try row.text("delivery_id"), attempts: Int(try row.integer("attempts")), event: event,
                            endpoint: try Self.endpoint(row))
@@ -241,6 +274,13 @@ public struct WebhookRepository: Sendable {
                     [.text(endpointID), .text(WebhookDeliveryRecord.abandoned), .text(WebhookDeliveryRecord.pending), .date(now)]
                 )
             }
+            // Delivered, failed or abandoned everywhere: the event's token is no longer needed.
+            let erase = """
+                UPDATE webhook_events SET sealed_token = NULL
+                WHERE sealed_token IS NOT NULL AND id IN (SELECT event_id FROM webhook_deliveries WHERE id = $1 OR endpoint_id = $2)
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $3)
+                """
+            try connection.execute(erase, [.text(attempt.deliveryID), .text(disableEndpoint ? endpointID : ""), .text(WebhookDeliveryRecord.pending)])
             return true
         }
     }
@@ -274,14 +314,24 @@ public struct WebhookRepository: Sendable {
     /// The events of a partner, oldest first.
     public func events(partnerID: String) throws(StoreError) -> [WebhookEventRecord] {
         try database.query(
-            "SELECT id, partner_id, environment, type, body, created_at FROM webhook_events WHERE partner_id = $1 ORDER BY created_at, id",
+            """
+            SELECT id, partner_id, environment, type, body, created_at, sealed_token, token_offset FROM webhook_events
+            WHERE partner_id = $1 ORDER BY created_at, id
+            """,
             [.text(partnerID)]
         ).map { row throws(StoreError) in
             WebhookEventRecord(
                 id: try row.text("id"), partnerID: try row.text("partner_id"), environment: try row.text("environment"),
-                type: try row.text("type"), body: try row.blob("body"), createdAt: try row.date("created_at")
+                type: try row.text("type"), body: try row.blob("body"), createdAt: try row.date("created_at"),
+                sealedToken: try row.optionalText("sealed_token"), tokenOffset: try Self.offset(row)
             )
         }
+    }
+
+    private static func offset(_ row: SQLRow) throws(StoreError) -> Int? {
+        guard let value = try row.optionalInteger("token_offset") else { return nil }
+        guard let offset = Int(exactly: value), offset >= 0 else { throw StoreError(.invalidData, "token_offset out of range") }
+        return offset
     }
 
     /// The attempts of a delivery, in order.
@@ -307,7 +357,7 @@ public struct SigningKeyRecord: Sendable, Hashable {
     public var id: String
     /// 1 for the first key, then one more per rotation.
     public var generation: Int64
-    /// PKCS#8 PEM.
+    /// PKCS#8 PEM, sealed under the master key.
     public var privateKey: String
     public var createdAt: Date
     /// When it starts signing; published before then.
