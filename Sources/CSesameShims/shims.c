@@ -92,7 +92,22 @@ struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
                             MHD_OPTION_END);
 }
 
+/* Whether this is the libmicrohttpd whose internals the two functions below rely on (Debian 12's 0.9.75). With any
+ * other version they do nothing: the library then stores query arguments and cookies itself, as documented, and no
+ * buffer it owns is written to. Computed once; concurrent first calls store the same value. */
+static int csesame_mhd_internals_known(void) {
+    static volatile int known = -1;
+    if (known < 0) {
+        const char *version = MHD_get_version();
+        known = version != NULL && strcmp(version, "0.9.75") == 0;
+    }
+    return known;
+}
+
 void csesame_mhd_drop_query(const char *target) {
+    if (!csesame_mhd_internals_known()) {
+        return;
+    }
     /* libmicrohttpd 0.9.75 (connection.c, parse_initial_message_line) calls the URI log callback with `target`
      * pointing into its own writable read buffer, after it found the first '?' and before it splits the arguments
      * after that '?' into its memory pool. Ending the string right after the '?' leaves it nothing to split.
@@ -107,6 +122,9 @@ void csesame_mhd_drop_query(const char *target) {
 static const char csesame_cookie_placeholder[] = "";
 
 int csesame_mhd_mask_cookies(struct MHD_Connection *connection) {
+    if (!csesame_mhd_internals_known()) {
+        return 0;
+    }
     /* libmicrohttpd parses the first Cookie header it finds (parse_cookie_header); an empty one added before any
      * real header is that first one, so the real headers are never copied and split into the pool. */
     return MHD_set_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_COOKIE,

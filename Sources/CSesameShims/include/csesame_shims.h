@@ -56,12 +56,13 @@ struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
 ///
 /// Only for the URI log callback of libmicrohttpd 0.9.75, whose `target` points into the connection's writable
 /// read buffer: it ends the string right after the first '?', so the library stores no query arguments (the caller
-/// copies the target first and parses the query itself). Harmless if a later version passes a copy.
+/// copies the target first and parses the query itself). Does nothing with any other libmicrohttpd version.
 void csesame_mhd_drop_query(const char *target);
 
 /// Adds an empty placeholder Cookie header before any real one, so libmicrohttpd parses no cookies into its pool.
 ///
-/// - Returns: 1 if it was added, 0 if the pool had no room (the library then parses the real Cookie header).
+/// - Returns: 1 if it was added, 0 if the pool had no room or this is not libmicrohttpd 0.9.75 (the library then
+///   parses the real Cookie header).
 int csesame_mhd_mask_cookies(struct MHD_Connection *connection);
 
 /// Whether `value` is the placeholder header value of `csesame_mhd_mask_cookies` (compared by address).
