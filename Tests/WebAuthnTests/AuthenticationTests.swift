@@ -205,3 +205,94 @@ import Testing
         }
     }
 }
+
+/// §7.2 step 6 in each ``UserIdentification`` mode: which combinations of expected user, record owner and returned
+/// `userHandle` verify, and with which code the others fail.
+@Suite struct UserIdentificationTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let name: String
+        let identification: UserIdentification
+        let owner: [UInt8]?
+        let returned: [UInt8]?
+        /// nil when the assertion verifies.
+        let failure: WebAuthnError.Code?
+
+        var testDescription: String { name }
+    }
+
+    static let alice = Array("alice".utf8)
+    static let bob = Array("bob".utf8)
+
+    static let cases: [Case] = [
+        // Identified by the credential record alone: the user is the record's owner.
+        Case(name: "record only, owner unknown, no userHandle: verifies", identification: .identified(expectedUserHandle: nil),
+             owner: nil, returned: nil, failure: nil),
+        Case(name: "record only, owner unknown, any userHandle: verifies (only reported)",
+             identification: .identified(expectedUserHandle: nil), owner: nil, returned: bob, failure: nil),
+        Case(name: "record only, owner known, no userHandle: verifies", identification: .identified(expectedUserHandle: nil),
+             owner: alice, returned: nil, failure: nil),
+        Case(name: "record only, owner known, owner's userHandle: verifies", identification: .identified(expectedUserHandle: nil),
+             owner: alice, returned: alice, failure: nil),
+        Case(name: "record only, owner known, another userHandle: mismatch", identification: .identified(expectedUserHandle: nil),
+             owner: alice, returned: bob, failure: .userHandleMismatch),
+        // Identified with an expected handle.
+        Case(name: "expected, owner unknown, no userHandle: verifies", identification: .identified(expectedUserHandle: alice),
+             owner: nil, returned: nil, failure: nil),
+        Case(name: "expected, owner unknown, expected userHandle: verifies", identification: .identified(expectedUserHandle: alice),
+             owner: nil, returned: alice, failure: nil),
+        Case(name: "expected, owner unknown, another userHandle: mismatch", identification: .identified(expectedUserHandle: alice),
+             owner: nil, returned: bob, failure: .userHandleMismatch),
+        Case(name: "expected, record of another account: mismatch", identification: .identified(expectedUserHandle: alice),
+             owner: bob, returned: nil, failure: .userHandleMismatch),
+        Case(name: "expected, record of another account, its userHandle: mismatch",
+             identification: .identified(expectedUserHandle: alice), owner: bob, returned: bob, failure: .userHandleMismatch),
+        // Usernameless.
+        Case(name: "usernameless, no userHandle: missing", identification: .usernameless, owner: alice, returned: nil,
+             failure: .userHandleMissing),
+        Case(name: "usernameless, owner unknown, no userHandle: missing", identification: .usernameless, owner: nil, returned: nil,
+             failure: .userHandleMissing),
+        Case(name: "usernameless, owner's userHandle: verifies", identification: .usernameless, owner: alice, returned: alice,
+             failure: nil),
+        Case(name: "usernameless, owner unknown, any userHandle: verifies", identification: .usernameless, owner: nil, returned: bob,
+             failure: nil),
+        Case(name: "usernameless, another userHandle: mismatch", identification: .usernameless, owner: alice, returned: bob,
+             failure: .userHandleMismatch),
+    ]
+
+    @Test("step 6 in every identification mode", arguments: cases)
+    func modes(_ testCase: Case) throws {
+        var fixture = CeremonyFixture()
+        fixture.userHandle = testCase.owner
+        let record = try fixture.record()
+        fixture.userHandle = testCase.returned
+        let expectations = AuthenticationExpectations(policy: fixture.policy, challenge: fixture.challenge,
+                                                      identification: testCase.identification)
+        let verify = { () throws(WebAuthnError) in
+            _ = try AuthenticationVerifier.verify(fixture.authentication(), expectations: expectations, record: record)
+        }
+        if let failure = testCase.failure {
+            let error = #expect(throws: WebAuthnError.self) { try verify() }
+            #expect(error?.code == failure, "\(error.map(String.init(reflecting:)) ?? "no error")")
+            #expect(error?.detail.contains("§7.2 step 6") == true)
+        } else {
+            try verify()
+        }
+    }
+
+    @Test("identifiedUserHandle keeps its meaning: nil is usernameless, a handle is that identified user")
+    func compatibility() {
+        let policy = CeremonyFixture().policy
+        var expectations = AuthenticationExpectations(policy: policy, challenge: [1])
+        #expect(expectations.identification == .usernameless)
+        #expect(expectations.identifiedUserHandle == nil)
+        expectations = AuthenticationExpectations(policy: policy, challenge: [1], identifiedUserHandle: Self.alice)
+        #expect(expectations.identification == .identified(expectedUserHandle: Self.alice))
+        #expect(expectations.identifiedUserHandle == Self.alice)
+        expectations.identifiedUserHandle = nil
+        #expect(expectations.identification == .usernameless)
+        expectations = AuthenticationExpectations(policy: policy, challenge: [1], identification: .identified(expectedUserHandle: nil))
+        #expect(expectations.identifiedUserHandle == nil)
+        expectations.identifiedUserHandle = Self.bob
+        #expect(expectations.identification == .identified(expectedUserHandle: Self.bob))
+    }
+}

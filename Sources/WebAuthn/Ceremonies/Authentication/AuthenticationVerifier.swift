@@ -23,6 +23,22 @@ public struct CredentialRecord: Sendable {
     }
 }
 
+/// How the relying party learnt who is signing in, which decides what §7.2 step 6 checks.
+///
+/// - SeeAlso: [WebAuthn §7.2 step 6](https://www.w3.org/TR/webauthn-3/#sctn-verifying-assertion)
+public enum UserIdentification: Sendable, Hashable {
+    /// The user was identified before the ceremony (by username, by session, or because the caller holds the
+    /// credential record) and owns the credential record.
+    ///
+    /// A returned `userHandle` is optional; when present it must name the same user: `expectedUserHandle` when
+    /// given, else the record's ``CredentialRecord/userHandle`` when known. With neither, it is only reported.
+    /// When both `expectedUserHandle` and the record's owner are known, they must be the same account.
+    case identified(expectedUserHandle: [UInt8]?)
+    /// Usernameless (discoverable) sign-in: the response must carry `userHandle`, and it must name the record's
+    /// owner when the record knows it.
+    case usernameless
+}
+
 /// What a relying party expects of one authentication ceremony.
 public struct AuthenticationExpectations: Sendable {
     public var policy: RelyingPartyPolicy
@@ -30,17 +46,36 @@ public struct AuthenticationExpectations: Sendable {
     public var challenge: [UInt8]
     /// The `allowCredentials` IDs; empty for usernameless (discoverable) sign-in.
     public var allowedCredentialIDs: [[UInt8]]
+    /// How the user was identified, which decides what §7.2 step 6 checks.
+    public var identification: UserIdentification
+
     /// The user handle of the account identified before the ceremony (by username or session), or nil for
     /// usernameless sign-in, where the response itself must name the credential's owner.
-    public var identifiedUserHandle: [UInt8]?
+    ///
+    /// A view of ``identification``: nil also when the user is identified by the credential record alone.
+    /// Setting a handle makes the sign-in identified by it; setting nil makes it usernameless.
+    public var identifiedUserHandle: [UInt8]? {
+        get {
+            if case .identified(let expected) = identification { return expected }
+            return nil
+        }
+        set { identification = newValue.map { .identified(expectedUserHandle: $0) } ?? .usernameless }
+    }
 
-    /// Creates the expectations of one authentication.
+    /// Creates the expectations of one authentication; a nil `identifiedUserHandle` means usernameless sign-in.
     public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = [],
                 identifiedUserHandle: [UInt8]? = nil) {
+        self.init(policy: policy, challenge: challenge, allowedCredentialIDs: allowedCredentialIDs,
+                  identification: identifiedUserHandle.map { .identified(expectedUserHandle: $0) } ?? .usernameless)
+    }
+
+    /// Creates the expectations of one authentication with the user identified as `identification` says.
+    public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = [],
+                identification: UserIdentification) {
         self.policy = policy
         self.challenge = challenge
         self.allowedCredentialIDs = allowedCredentialIDs
-        self.identifiedUserHandle = identifiedUserHandle
+        self.identification = identification
     }
 }
 
@@ -80,17 +115,19 @@ public enum AuthenticationVerifier {
         guard credential.rawID == record.id else {
             throw WebAuthnError(.credentialIDMismatch, "§7.2 step 6: response names another credential")
         }
-        if let identified = expectations.identifiedUserHandle {
-            // The user was identified before the ceremony: the credential is theirs, and a returned
-            // userHandle names them too.
-            if let owner = record.userHandle, !constantTimeEquals(owner, identified) {
+        switch expectations.identification {
+        case .identified(let expected):
+            // §7.2 step 6: the user was identified before the ceremony: the credential is theirs, and a returned
+            // userHandle maps to them too. The user is the expected one, else the record's owner.
+            if let expected, let owner = record.userHandle, !constantTimeEquals(owner, expected) {
                 throw WebAuthnError(.userHandleMismatch, "§7.2 step 6: credential belongs to another account")
             }
-            if let returned = credential.userHandle, !constantTimeEquals(returned, identified) {
+            if let returned = credential.userHandle, let user = expected ?? record.userHandle,
+               !constantTimeEquals(returned, user) {
                 throw WebAuthnError(.userHandleMismatch, "§7.2 step 6: userHandle is not the identified user")
             }
-        } else {
-            // Usernameless: the response must carry userHandle, and it must be the credential's owner.
+        case .usernameless:
+            // §7.2 step 6: usernameless: the response must carry userHandle, and it must be the credential's owner.
             guard let returned = credential.userHandle else {
                 throw WebAuthnError(.userHandleMissing, "§7.2 step 6: usernameless sign-in without userHandle")
             }
