@@ -13,10 +13,16 @@ enum WebAuthnCommands {
               [--trust-anchor PEM_FILE ...] [--now ISO8601]   < RegistrationResponseJSON
           sesame webauthn verify-authentication --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
               --public-key B64URL_COSE_KEY --sign-count N [--backup-eligible true|false]
-              [--user-handle B64URL] [--require-user-verification] [--top-origin ORIGIN ...]
+              [--user-handle B64URL] [--usernameless] [--require-user-verification] [--top-origin ORIGIN ...]
               < AuthenticationResponseJSON
-          --user-handle names the account identified before the ceremony (and owning the credential);
-          without it the sign-in is usernameless and the response must carry userHandle.
+        verify-authentication identifies the user in one of three ways (WebAuthn L3 §7.2 step 6):
+          (default)                  by the credential record given: a userHandle in the response is optional
+                                     and only reported;
+          --user-handle H            the record belongs to account H: a returned userHandle must be H;
+          --usernameless [--user-handle H]
+                                     usernameless sign-in: the response must carry userHandle
+                                     (user_handle_missing), and with --user-handle it must be H.
+          A mismatch is user_handle_mismatch. A returned userHandle is printed as "userHandle" (base64url).
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -63,7 +69,7 @@ enum WebAuthnCommands {
     }
 
     private static func verifyAuthentication(_ raw: [String]) throws(Arguments.UsageError) -> Int32 {
-        var args = try Arguments(raw, booleanFlags: ["--require-user-verification"])
+        var args = try Arguments(raw, booleanFlags: ["--require-user-verification", "--usernameless"])
         let policy = try relyingPartyPolicy(&args)
         let challenge = try decodeFlag(try args.required("--challenge"), "--challenge")
         let publicKeyBytes = try decodeFlag(try args.required("--public-key"), "--public-key")
@@ -81,6 +87,10 @@ enum WebAuthnCommands {
         let userHandle = try args.optional("--user-handle").map { value throws(Arguments.UsageError) in
             try decodeFlag(value, "--user-handle")
         }
+        // §7.2 step 6: the caller holds the credential record, so by default the user is its owner; only
+        // --usernameless demands that the response name the user. --user-handle is the record's owner either way.
+        let identification: UserIdentification =
+            args.flag("--usernameless") ? .usernameless : .identified(expectedUserHandle: userHandle)
         try args.finish()
         let input = try readStandardInput()
 
@@ -89,11 +99,12 @@ enum WebAuthnCommands {
             // The stored key is the relying party's own data; a bad one is reported like any failed step.
             let record = CredentialRecord(id: credential.rawID, publicKey: try COSEKey(cborEncoded: publicKeyBytes),
                                           signCount: signCount, backupEligible: backupEligible, userHandle: userHandle)
-            let expectations = AuthenticationExpectations(policy: policy, challenge: challenge, identifiedUserHandle: userHandle)
+            let expectations = AuthenticationExpectations(policy: policy, challenge: challenge, identification: identification)
             let result = try AuthenticationVerifier.verify(credential, expectations: expectations, record: record)
             return AuthenticationOutput(
                 verified: true, credentialId: Base64URL.encode(result.credentialID), newSignCount: result.newSignCount,
-                userVerified: result.userVerified, backupEligible: result.backupEligible, backedUp: result.backedUp)
+                userVerified: result.userVerified, backupEligible: result.backupEligible, backedUp: result.backedUp,
+                userHandle: credential.userHandle.map { Base64URL.encode($0) })
         }
     }
 
@@ -194,6 +205,8 @@ private struct AuthenticationOutput: Encodable {
     let userVerified: Bool
     let backupEligible: Bool
     let backedUp: Bool
+    /// The response's userHandle, base64url; absent when the response carries none.
+    let userHandle: String?
 }
 
 private struct FailureOutput: Encodable {

@@ -177,12 +177,109 @@ struct SesameProcess {
         #expect(try SesameProcess.run(badKey, stdin: input).json["error"] as? String == "invalid_cose_key")
         let changed = try SesameProcess.run(arguments(fixture, signCount: 0, ["--backup-eligible", "true"]), stdin: input)
         #expect(changed.json["error"] as? String == "backup_eligibility_changed")
-        let otherUser = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1])]), stdin: input)
-        #expect(otherUser.json["error"] as? String == "user_handle_mismatch")
+    }
+
+    /// The response's userHandle as the command reports it; nil when the output has none.
+    func reportedHandle(_ outcome: SesameProcess.Outcome) -> String? { outcome.json["userHandle"] as? String }
+
+    @Test("by default the credential record identifies the user: userHandle is optional and only reported")
+    func identifiedByRecord() throws {
+        var fixture = CeremonyFixture()
         fixture.userHandle = nil
-        let anonymous = CeremonyFixture.json(fixture.authentication())
-        #expect(try SesameProcess.run(arguments(fixture, signCount: 0), stdin: anonymous).json["error"] as? String == "user_handle_missing")
-        let identified = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1])]), stdin: anonymous)
-        #expect(identified.status == 0)
+        let anonymous = try SesameProcess.run(arguments(fixture, signCount: 0), stdin: CeremonyFixture.json(fixture.authentication()))
+        #expect(anonymous.status == 0, "\(anonymous.stdout) \(anonymous.stderr)")
+        #expect(anonymous.json["verified"] as? Bool == true)
+        #expect(anonymous.json.keys.contains("userHandle") == false)
+        fixture.userHandle = Array("user-1".utf8)
+        let named = try SesameProcess.run(arguments(fixture, signCount: 0), stdin: CeremonyFixture.json(fixture.authentication()))
+        #expect(named.status == 0, "\(named.stdout) \(named.stderr)")
+        #expect(reportedHandle(named) == Base64URL.encode(Array("user-1".utf8)))
+        // Still a real verification: the same response under another challenge fails.
+        var other = arguments(fixture, signCount: 0)
+        other[other.firstIndex(of: "--challenge")! + 1] = Base64URL.encode(Array(repeating: 7, count: 32))
+        let wrongChallenge = try SesameProcess.run(other, stdin: CeremonyFixture.json(fixture.authentication()))
+        #expect(wrongChallenge.status == 1)
+        #expect(wrongChallenge.json["error"] as? String == "challenge_mismatch")
+    }
+
+    @Test("--user-handle: a returned userHandle must be that account's; none is fine")
+    func identifiedByHandle() throws {
+        let fixture = CeremonyFixture()
+        let input = CeremonyFixture.json(fixture.authentication())
+        let owner = Base64URL.encode(fixture.userHandle!)
+        let match = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", owner]), stdin: input)
+        #expect(match.status == 0, "\(match.stdout) \(match.stderr)")
+        #expect(reportedHandle(match) == owner)
+        let mismatch = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1])]), stdin: input)
+        #expect(mismatch.status == 1)
+        #expect(mismatch.json["verified"] as? Bool == false)
+        #expect(mismatch.json["error"] as? String == "user_handle_mismatch")
+        #expect((mismatch.json["message"] as? String)?.contains("§7.2 step 6") == true)
+        var anonymous = fixture
+        anonymous.userHandle = nil
+        let none = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1])]),
+                                         stdin: CeremonyFixture.json(anonymous.authentication()))
+        #expect(none.status == 0, "\(none.stdout) \(none.stderr)")
+        #expect(reportedHandle(none) == nil)
+    }
+
+    @Test("--usernameless: the response must carry userHandle, and with --user-handle it must be that one")
+    func usernameless() throws {
+        let fixture = CeremonyFixture()
+        let input = CeremonyFixture.json(fixture.authentication())
+        let owner = Base64URL.encode(fixture.userHandle!)
+        let present = try SesameProcess.run(arguments(fixture, signCount: 0, ["--usernameless"]), stdin: input)
+        #expect(present.status == 0, "\(present.stdout) \(present.stderr)")
+        #expect(reportedHandle(present) == owner)
+        var anonymous = fixture
+        anonymous.userHandle = nil
+        let anonymousInput = CeremonyFixture.json(anonymous.authentication())
+        let missing = try SesameProcess.run(arguments(fixture, signCount: 0, ["--usernameless"]), stdin: anonymousInput)
+        #expect(missing.status == 1)
+        #expect(missing.json["error"] as? String == "user_handle_missing")
+        #expect((missing.json["message"] as? String)?.contains("§7.2 step 6") == true)
+        let owned = try SesameProcess.run(arguments(fixture, signCount: 0, ["--usernameless", "--user-handle", owner]), stdin: input)
+        #expect(owned.status == 0, "\(owned.stdout) \(owned.stderr)")
+        #expect(reportedHandle(owned) == owner)
+        let other = try SesameProcess.run(arguments(fixture, signCount: 0, ["--user-handle", Base64URL.encode([1]), "--usernameless"]),
+                                          stdin: input)
+        #expect(other.status == 1)
+        #expect(other.json["error"] as? String == "user_handle_mismatch")
+        let ownedMissing = try SesameProcess.run(arguments(fixture, signCount: 0, ["--usernameless", "--user-handle", owner]),
+                                                 stdin: anonymousInput)
+        #expect(ownedMissing.json["error"] as? String == "user_handle_missing")
+    }
+
+    @Test("exits 2 for a bad --user-handle or --usernameless", arguments: [
+        (["--user-handle", "A"], "--user-handle is not base64url"),
+        (["--user-handle", "AA", "--user-handle", "AQ"], "--user-handle given more than once"),
+        (["--usernameless", "true"], "unexpected argument 'true'"),
+    ])
+    func userHandleUsageErrors(extra: [String], message: String) throws {
+        let fixture = CeremonyFixture()
+        let outcome = try SesameProcess.run(arguments(fixture, signCount: 0, extra), stdin: CeremonyFixture.json(fixture.authentication()))
+        #expect(outcome.status == 2)
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+    }
+
+    @Test("--usernameless belongs to verify-authentication only")
+    func usernamelessOnRegistration() throws {
+        let fixture = CeremonyFixture()
+        let outcome = try SesameProcess.run(
+            ["webauthn", "verify-registration", "--rp-id", fixture.rpID, "--origin", fixture.origin,
+             "--challenge", Base64URL.encode(fixture.challenge), "--usernameless"], stdin: CeremonyFixture.json(fixture.registration()))
+        #expect(outcome.status == 2)
+        // verify-registration does not know the switch, so it reads it as a flag that lacks its value.
+        #expect(outcome.stderr.contains("--usernameless needs a value"), "\(outcome.stderr)")
+    }
+
+    @Test("the usage text documents the three ways of identifying the user")
+    func usage() throws {
+        let outcome = try SesameProcess.run(["webauthn", "--help"])
+        #expect(outcome.status == 0)
+        for needle in ["--usernameless", "--user-handle", "(default)", "user_handle_missing", "user_handle_mismatch", "\"userHandle\""] {
+            #expect(outcome.stdout.contains(needle), "\(needle)")
+        }
     }
 }
