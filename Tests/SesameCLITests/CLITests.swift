@@ -283,3 +283,107 @@ struct SesameProcess {
         }
     }
 }
+
+/// The W3C WebAuthn L3 authentication vectors (Tests/WebAuthnTests/Vectors), whose assertions carry no userHandle,
+/// through the real command as a relying party holding each credential record would run it.
+@Suite struct VerifyAuthenticationVectorTests {
+    struct Vector: Decodable, CustomTestStringConvertible, Sendable {
+        struct Expected: Decodable, Sendable {
+            let alg: Int
+            let signCount: Int
+            let userVerified: Bool
+            let backupEligible: Bool
+            let backedUp: Bool
+            let crossOrigin: Bool?
+        }
+
+        var file = ""
+        let rpId: String
+        let origin: String
+        let topOrigin: String?
+        let challenge: String
+        let credentialId: String
+        let clientDataJSON: String
+        let authenticatorData: String
+        let signature: String
+        let credentialPublicKey: String
+        let expected: Expected
+
+        var testDescription: String { file }
+
+        private enum CodingKeys: String, CodingKey {
+            case rpId, origin, topOrigin, challenge, credentialId, clientDataJSON, authenticatorData, signature
+            case credentialPublicKey, expected
+        }
+
+        /// Ed448 (-53) is not verified by Sesame at all.
+        var isUnsupportedAlgorithm: Bool { expected.alg == -53 }
+
+        func arguments(_ extra: [String] = []) -> [String] {
+            var arguments = ["webauthn", "verify-authentication", "--rp-id", rpId, "--origin", origin, "--challenge", challenge,
+                             "--public-key", credentialPublicKey, "--sign-count", "0",
+                             "--backup-eligible", expected.backupEligible ? "true" : "false"]
+            if expected.crossOrigin == true { arguments += ["--top-origin", topOrigin ?? "https://example.com"] }
+            return arguments + extra
+        }
+
+        func json(signature: String? = nil) -> [UInt8] {
+            Array("""
+                {"id":"\(credentialId)","rawId":"\(credentialId)","type":"public-key","response":{\
+                "clientDataJSON":"\(clientDataJSON)","authenticatorData":"\(authenticatorData)",\
+                "signature":"\(signature ?? self.signature)"},"clientExtensionResults":{}}
+                """.utf8)
+        }
+    }
+
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../WebAuthnTests/Vectors/w3c-webauthn-l3").standardizedFileURL
+
+    static let vectors: [Vector] = ["", "later"].flatMap { subfolder -> [Vector] in
+        let folder = subfolder.isEmpty ? directory : directory.appendingPathComponent(subfolder)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasPrefix("authentication-") && $0.hasSuffix(".json") }.sorted().map { name in
+            var vector = try! JSONDecoder().decode(Vector.self, from: Data(contentsOf: folder.appendingPathComponent(name)))
+            vector.file = subfolder.isEmpty ? name : "\(subfolder)/\(name)"
+            return vector
+        }
+    }
+
+    @Test("all 15 authentication vectors are there, 14 in algorithms Sesame verifies")
+    func present() {
+        #expect(Self.vectors.count == 15)
+        #expect(Self.vectors.filter { !$0.isUnsupportedAlgorithm }.count == 14)
+    }
+
+    @Test("verify without userHandle in the default mode, with the spec's counter and flags", arguments: vectors)
+    func verifies(_ vector: Vector) throws {
+        let outcome = try SesameProcess.run(vector.arguments(), stdin: vector.json())
+        if vector.isUnsupportedAlgorithm {
+            #expect(outcome.status == 1)
+            #expect(outcome.json["error"] as? String == "unsupported_algorithm")
+            return
+        }
+        #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+        let json = outcome.json
+        #expect(json["verified"] as? Bool == true)
+        #expect(json["credentialId"] as? String == vector.credentialId)
+        #expect(json["newSignCount"] as? Int == vector.expected.signCount)
+        #expect(json["userVerified"] as? Bool == vector.expected.userVerified)
+        #expect(json["backupEligible"] as? Bool == vector.expected.backupEligible)
+        #expect(json["backedUp"] as? Bool == vector.expected.backedUp)
+        #expect(json.keys.contains("userHandle") == false)
+    }
+
+    @Test("are refused as user_handle_missing under --usernameless, and fail with a flipped signature bit",
+          arguments: vectors.filter { !$0.isUnsupportedAlgorithm })
+    func refusals(_ vector: Vector) throws {
+        let usernameless = try SesameProcess.run(vector.arguments(["--usernameless"]), stdin: vector.json())
+        #expect(usernameless.status == 1)
+        #expect(usernameless.json["error"] as? String == "user_handle_missing")
+        var signature = try Base64URL.decode(vector.signature)
+        signature[signature.count / 2] ^= 0x01
+        let tampered = try SesameProcess.run(vector.arguments(), stdin: vector.json(signature: Base64URL.encode(signature)))
+        #expect(tampered.status == 1)
+        #expect(tampered.json["error"] as? String == "invalid_signature")
+    }
+}
