@@ -186,17 +186,17 @@ public struct PasskeyService: Sendable {
         else { throw SesameError(.notFound, "no pending registration with this ID") }
         let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: passkeyID, now: now) }
         guard let consumed else {
-            throw pending.isExpired(at: now) ? SesameError(.expired, "the registration expired") : SesameError(.notFound, "already finished")
+            throw pending.isExpired(at: now) ? SesameError(.expired, "the registration expired", reason: "challenge_expired") : SesameError(.notFound, "already finished")
         }
-        guard consumed.sessionID == session.id else { throw SesameError(.expired, "registration started in another session") }
-        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony") }
+        guard consumed.sessionID == session.id else { throw SesameError(.expired, "registration started in another session", reason: "session_mismatch") }
+        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed") }
         let verified: VerifiedRegistration
         do {
             let credential = try RegistrationCredential(json: credentialJSON)
             verified = try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: consumed.challenge),
                                                        at: now)
         } catch {
-            throw SesameError(.verificationFailed, error.code.rawValue)
+            throw SesameError.verification(error)
         }
         let record = SesameStore.CredentialRecord(
             id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id, credentialID: verified.credentialID,
@@ -279,17 +279,17 @@ public struct PasskeyService: Sendable {
         let now = clock.now()
         let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: challengeID, now: now) }
         guard let consumed, consumed.purpose == Self.signInPurpose, consumed.projectID == project.id else {
-            throw SesameError(.expired, "the sign-in challenge is unknown, used or expired")
+            throw SesameError(.expired, "the sign-in challenge is unknown, used or expired", reason: "challenge_expired")
         }
-        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony") }
+        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed") }
         let credential: AuthenticationCredential
         do { credential = try AuthenticationCredential(json: credentialJSON) } catch {
-            throw SesameError(.verificationFailed, error.code.rawValue)
+            throw SesameError.verification(error)
         }
         let stored = try StoreErrors.map { () throws(StoreError) in try store.credentials.find(rpID: policy.id, credentialID: credential.rawID) }
-        guard let stored, stored.projectID == project.id else { throw SesameError(.verificationFailed, "unknown credential") }
+        guard let stored, stored.projectID == project.id else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
         let owner = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) }
-        guard let owner else { throw SesameError(.verificationFailed, "the credential's user is gone") }
+        guard let owner else { throw SesameError(.verificationFailed, "the credential's user is gone", reason: "unknown_credential") }
         let verified: VerifiedAuthentication
         do {
             let record = WebAuthn.CredentialRecord(
@@ -299,14 +299,14 @@ public struct PasskeyService: Sendable {
             verified = try AuthenticationVerifier.verify(credential, expectations: AuthenticationExpectations(policy: policy, challenge: consumed.challenge),
                                                          record: record)
         } catch {
-            throw SesameError(.verificationFailed, error.code.rawValue)
+            throw SesameError.verification(error)
         }
         guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
         let updated = try StoreErrors.map { () throws(StoreError) in
             try store.credentials.updateAfterAuthentication(id: stored.id, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
                                                             userVerified: verified.userVerified, at: now)
         }
-        guard updated else { throw SesameError(.verificationFailed, "the sign count did not move forward") }
+        guard updated else { throw SesameError(.verificationFailed, "the sign count did not move forward", reason: WebAuthnError.Code.signCountRegression.rawValue) }
         let secret = Identifiers.secret(prefix: Self.tokenPrefix)
         let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: try secrets.tokenHash(secret),
                                 kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))

@@ -1,3 +1,5 @@
+import WebAuthn
+
 /// The one error the domain throws; each face maps its ``Code`` to its own wire shape and status.
 ///
 /// `description` shows the code only; `detail` (for logs and debugging) stays in `debugDescription`.
@@ -51,12 +53,24 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
     public let detail: String
     /// For `rate_limited`: the limit that was exceeded, so a face can say when to come back.
     public let rateLimit: RateLimitDecision?
+    /// Why, as a stable code for operators (metrics, request log): the WebAuthn core's code for a failed check
+    /// (`origin_mismatch`, `sign_count_regression`), a domain reason (`unknown_credential`), or else ``code``'s
+    /// raw value. Never sent to clients: it says which step failed.
+    public let reason: String
 
     /// Creates an error.
-    public init(_ code: Code, _ detail: String, rateLimit: RateLimitDecision? = nil) {
+    /// - Parameters:
+    ///   - reason: the operator's reason code; ``code``'s raw value when `nil`.
+    public init(_ code: Code, _ detail: String, reason: String? = nil, rateLimit: RateLimitDecision? = nil) {
         self.code = code
         self.detail = detail
+        self.reason = reason ?? code.rawValue
         self.rateLimit = rateLimit
+    }
+
+    /// `verification_failed`, keeping the WebAuthn core's stable code as the ``reason`` and its step as the detail.
+    public static func verification(_ error: WebAuthnError) -> SesameError {
+        SesameError(.verificationFailed, error.detail, reason: error.code.rawValue)
     }
 
     public var description: String { "SesameError(\(code))" }

@@ -63,7 +63,18 @@ public struct HandOffService: Sendable {
     /// Checks the page's assertion and completes the request: as the linked person (`linked: true`), as whoever
     /// confirmed an unlinked request (`linked: false`), or, with `link: true`, linking the ref to that person in the
     /// completion's transaction (a conflict fails the request with `already_linked`).
-    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
+    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
+        -> InlineCompletion
+    {
+        var reason: String?
+        let outcome = try complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON, clientIP: clientIP,
+                                   reason: &reason)
+        return InlineCompletion(outcome, reason: reason)
+    }
+
+    private func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?, reason: inout String?)
+        throws(SesameError) -> InlineOutcome
+    {
         let inline = InlinePasskeyService(sesame: sesame)
         let request: VerificationRequestRecord, now: Date
         switch try inline.openRequest(requestID, clientIP: clientIP, counting: .complete) {
@@ -78,7 +89,11 @@ public struct HandOffService: Sendable {
         let project = try inline.project(of: request)
         let policy = RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
                                         allowedAlgorithms: PasskeyService.algorithms)
-        guard let assertion = try inline.verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: policy) else {
+        let assertion: VerifiedAssertion
+        switch try inline.verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: policy) {
+        case .genuine(let genuine): assertion = genuine
+        case .refused(let refusal):
+            reason = refusal
             return .assertionInvalid
         }
         if let personID = consumed.userID, assertion.owner.id != personID { return .wrongIdentity }

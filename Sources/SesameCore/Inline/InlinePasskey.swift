@@ -49,6 +49,26 @@ public struct InlineOutcome: Sendable, Hashable {
     ]
 }
 
+/// How a `passkey-complete` or hand-off completion ended: the outcome the client sees and, for anything but
+/// `verified`, the operator's reason (the WebAuthn core's code, a domain reason, or the outcome's own code).
+public struct InlineCompletion: Sendable, Hashable {
+    /// What the public endpoint answers.
+    public let outcome: InlineOutcome
+    /// Why it did not verify, for metrics and the request log only; `nil` when verified.
+    public let reason: String?
+
+    init(_ outcome: InlineOutcome, reason: String?) {
+        self.outcome = outcome
+        self.reason = outcome == .verified ? nil : reason ?? outcome.code ?? outcome.outcome
+    }
+}
+
+/// The result of checking an assertion: genuine, or refused with the reason code for the operator.
+enum AssertionCheck {
+    case genuine(VerifiedAssertion)
+    case refused(reason: String)
+}
+
 /// A genuine assertion: whose passkey it was, and what to store after the ceremony completes.
 struct VerifiedAssertion {
     let owner: UserRecord
@@ -119,7 +139,18 @@ public struct InlinePasskeyService: Sendable {
     /// `passkey-complete`, in the check order of spec §1.5.
     /// - Parameter credentialJSON: the `AuthenticationResponseJSON`.
     /// - Throws: `rate_limited`, or a storage error.
-    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
+    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
+        -> InlineCompletion
+    {
+        var reason: String?
+        let outcome = try complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON, clientIP: clientIP,
+                                   reason: &reason)
+        return InlineCompletion(outcome, reason: reason)
+    }
+
+    private func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?, reason: inout String?)
+        throws(SesameError) -> InlineOutcome
+    {
         // Step 2: the request is known, unexpired and pending.
         let request: VerificationRequestRecord, now: Date
         switch try openRequest(requestID, clientIP: clientIP, counting: .complete) {
@@ -135,9 +166,13 @@ public struct InlinePasskeyService: Sendable {
         guard let link = try currentLink(of: request), link.id == consumed.linkID else { return .linkChanged }
         // Steps 5-6: the credential by rawId, and WebAuthn §7.2 against its stored key and the consumed challenge.
         let project = try project(of: request)
-        guard let assertion = try verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge,
-                                                  policy: try policy(project: project))
-        else { return .assertionInvalid }
+        let assertion: VerifiedAssertion
+        switch try verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: try policy(project: project)) {
+        case .genuine(let genuine): assertion = genuine
+        case .refused(let refusal):
+            reason = refusal
+            return .assertionInvalid
+        }
         let owner = assertion.owner, verified = assertion.verified
         // Step 7: a genuine assertion, but by someone else's passkey.
         guard owner.id == personID, owner.id == link.userID else { return .wrongIdentity }
@@ -157,19 +192,20 @@ public struct InlinePasskeyService: Sendable {
     /// §1.5 steps 5-6: looks the credential up by `rawId` (which must name the same bytes as `id`) among the project's
     /// passkeys and verifies the assertion (WebAuthn §7.2) against its stored key, `challenge` and `policy`. A returned
     /// `userHandle` must be the owner's.
-    /// - Returns: the owner and what to store, or `nil` when the answer does not check out.
+    /// - Returns: the owner and what to store, or the reason when the answer does not check out.
     func verifyAssertion(_ credentialJSON: [UInt8], project: Project, challenge: [UInt8], policy: RelyingPartyPolicy) throws(SesameError)
-        -> VerifiedAssertion?
+        -> AssertionCheck
     {
-        guard let credential = try? AuthenticationCredential(json: credentialJSON) else { return nil }
+        let credential: AuthenticationCredential
+        do { credential = try AuthenticationCredential(json: credentialJSON) } catch { return .refused(reason: error.code.rawValue) }
         let stored = try StoreErrors.map { () throws(StoreError) in
             try sesame.store.credentials.find(rpID: project.relyingPartyID, credentialID: credential.rawID)
         }
-        // A blocked person's passkeys count for nothing.
         guard let stored, stored.projectID == project.id,
-              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) }),
-              owner.status == UserRecord.active
-        else { return nil }
+              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) })
+        else { return .refused(reason: "unknown_credential") }
+        // A blocked person's passkeys count for nothing.
+        guard owner.status == UserRecord.active else { return .refused(reason: SesameError.Code.blocked.rawValue) }
         do {
             let record = WebAuthn.CredentialRecord(
                 id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
@@ -179,9 +215,9 @@ public struct InlinePasskeyService: Sendable {
                 credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge, identifiedUserHandle: owner.userHandle),
                 record: record
             )
-            return VerifiedAssertion(owner: owner, credentialRecordID: stored.id, verified: verified)
+            return .genuine(VerifiedAssertion(owner: owner, credentialRecordID: stored.id, verified: verified))
         } catch {
-            return nil
+            return .refused(reason: error.code.rawValue)
         }
     }
 

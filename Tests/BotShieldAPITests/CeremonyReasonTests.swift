@@ -1,0 +1,82 @@
+import Foundation
+import SesameClient
+import SesameCore
+import SesameServer
+import Testing
+import WebAuthn
+
+/// The inline and hand-off completions tell the operator why they failed (`/metrics`); the app sees only its outcome.
+@Suite struct InlineCeremonyReasonTests {
+    static func series(_ face: String, _ outcome: String, _ reason: String) -> String {
+        #"sesame_ceremonies_total{face="\#(face)",ceremony="authentication",outcome="\#(outcome)",reason="\#(reason)"}"#
+    }
+
+    /// Waits until the server has recorded `series` `expected` times (it records a request once it is sent).
+    static func expectCount(_ harness: InlineHarness, _ series: String, _ expected: Int, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
+        var text = ""
+        for _ in 0..<50 {
+            text = harness.application.metrics.exposition()
+            if text.contains("\(series) \(expected)\n") { break }
+            try await Task.sleep(for: .milliseconds(40))
+        }
+        #expect(text.contains("\(series) \(expected)\n"), "\(text)", sourceLocation: sourceLocation)
+    }
+
+    @Test("inline: a broken signature, someone else's passkey, another origin and a success, each with its reason",
+          arguments: Backend.allCases)
+    func inline(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let alice = try harness.person(), bob = try harness.person()
+        try harness.link("acct_a", to: alice.id)
+        let requestID = try #require(try await harness.createRequest(ref: "acct_a")["request_id"] as? String)
+
+        var payload = try #require(try await harness.options(requestID).data)
+        var answer = try harness.assert(payload)
+        var response = try #require(answer["response"] as? [String: Any])
+        var signature = try Base64URL.decode(try #require(response["signature"] as? String))
+        signature[signature.count / 2] ^= 0x01
+        response["signature"] = Base64URL.encode(signature)
+        answer["response"] = response
+        var reply = try await harness.complete(requestID, challengeID: try #require(payload["challenge_id"] as? String), response: answer)
+        #expect(reply.outcome.code == "assertion_invalid" && !reply.text.contains("signature"), "\(reply.text)")
+        try await Self.expectCount(harness, Self.series("inline", "failure", "invalid_signature"), 1)
+
+        payload = try #require(try await harness.options(requestID).data)
+        answer = try harness.assert(payload, origin: "https://evil.example")
+        reply = try await harness.complete(requestID, challengeID: try #require(payload["challenge_id"] as? String), response: answer)
+        #expect(reply.outcome.code == "assertion_invalid", "\(reply.text)")
+        try await Self.expectCount(harness, Self.series("inline", "failure", "origin_mismatch"), 1)
+
+        payload = try #require(try await harness.options(requestID).data)
+        var options = try #require(payload["options"] as? [String: Any])
+        options["allowCredentials"] = [["id": Base64URL.encode(bob.credentials[0]), "type": "public-key"]]
+        payload["options"] = options
+        answer = try harness.assert(payload)
+        reply = try await harness.complete(requestID, challengeID: try #require(payload["challenge_id"] as? String), response: answer)
+        #expect(reply.outcome.outcome == "wrong_identity", "\(reply.text)")
+        try await Self.expectCount(harness, Self.series("inline", "failure", "wrong_identity"), 1)
+
+        #expect(try await harness.verifyInline(requestID).outcome.outcome == "verified")
+        try await Self.expectCount(harness, Self.series("inline", "success", ""), 1)
+    }
+
+    @Test("hand-off: an assertion from an app origin is refused with origin_mismatch, then the page's own succeeds")
+    func handOff() async throws {
+        let harness = try InlineHarness(.sqlite)
+        let alice = try harness.person()
+        try harness.link("acct_a", to: alice.id)
+        let requestID = try #require(try await harness.createRequest(ref: "acct_a")["request_id"] as? String)
+        let options = try await harness.post("/operations/handoff/options", ["request_id": requestID])
+        let payload = try #require(options.data, "\(options.text)")
+        let answer = try harness.assert(payload, origin: InlineHarness.iosOrigin)
+        let reply = try await harness.post("/operations/handoff/complete",
+                                           ["request_id": requestID, "challenge_id": try #require(payload["challenge_id"] as? String),
+                                            "response": answer])
+        #expect(reply.outcome.code == "assertion_invalid", "\(reply.text)")
+        try await Self.expectCount(harness, Self.series("handoff", "failure", "origin_mismatch"), 1)
+        #expect(try await harness.verifyByHandOff(requestID).outcome.outcome == "verified")
+        try await Self.expectCount(harness, Self.series("handoff", "success", ""), 1)
+    }
+}
