@@ -91,7 +91,7 @@ public struct PasskeyService: Sendable {
     public static let attemptsPerHour = 10
     /// ES256 and RS256, as offered in `pubKeyCredParams` and accepted at registration.
     public static let algorithms: [COSEAlgorithmIdentifier] = [.init(rawValue: -7), .init(rawValue: -257)]
-    static let signInPurpose = "passkey-signin"
+    static let signInPurpose = ChallengeBinding.signInPurpose
     static let tokenPrefix = "sesame_tk_"
 
     // MARK: Relying party
@@ -180,24 +180,9 @@ public struct PasskeyService: Sendable {
                                    requestOrigin: String?) throws(SesameError) -> Passkey {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let now = clock.now()
-        let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: passkeyID) }
-        guard let pending, pending.purpose == ChallengeRecord.registrationPurpose, pending.projectID == project.id,
-              pending.userID == user.id
-        else { throw SesameError(.notFound, "no pending registration with this ID") }
-        let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: passkeyID, now: now) }
-        guard let consumed else {
-            throw pending.isExpired(at: now) ? SesameError(.expired, "the registration expired", reason: "challenge_expired") : SesameError(.notFound, "already finished")
-        }
-        guard consumed.sessionID == session.id else { throw SesameError(.expired, "registration started in another session", reason: "session_mismatch") }
-        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed") }
-        let verified: VerifiedRegistration
-        do {
-            let credential = try RegistrationCredential(json: credentialJSON)
-            verified = try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: consumed.challenge),
-                                                       at: now)
-        } catch {
-            throw SesameError.verification(error)
-        }
+        let engine = CeremonyEngine(store: store, clock: clock)
+        let consumed = try engine.consume(passkeyID, binding: .accountSession(userID: user.id, sessionID: session.id), project: project)
+        let verified = try engine.finishRegistration(credentialJSON, challenge: consumed, policy: policy)
         let record = SesameStore.CredentialRecord(
             id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id, credentialID: verified.credentialID,
             publicKey: verified.publicKey.cborEncoded, algorithm: Int64(verified.publicKey.algorithm.rawValue),
@@ -277,36 +262,10 @@ public struct PasskeyService: Sendable {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let decision = try limitSignIn("finish", clientIP)
         let now = clock.now()
-        let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: challengeID, now: now) }
-        guard let consumed, consumed.purpose == Self.signInPurpose, consumed.projectID == project.id else {
-            throw SesameError(.expired, "the sign-in challenge is unknown, used or expired", reason: "challenge_expired")
-        }
-        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed") }
-        let credential: AuthenticationCredential
-        do { credential = try AuthenticationCredential(json: credentialJSON) } catch {
-            throw SesameError.verification(error)
-        }
-        let stored = try StoreErrors.map { () throws(StoreError) in try store.credentials.find(rpID: policy.id, credentialID: credential.rawID) }
-        guard let stored, stored.projectID == project.id else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
-        let owner = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) }
-        guard let owner else { throw SesameError(.verificationFailed, "the credential's user is gone", reason: "unknown_credential") }
-        let verified: VerifiedAuthentication
-        do {
-            let record = WebAuthn.CredentialRecord(
-                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
-                backupEligible: stored.backupEligible, userHandle: owner.userHandle
-            )
-            verified = try AuthenticationVerifier.verify(credential, expectations: AuthenticationExpectations(policy: policy, challenge: consumed.challenge),
-                                                         record: record)
-        } catch {
-            throw SesameError.verification(error)
-        }
-        guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
-        let updated = try StoreErrors.map { () throws(StoreError) in
-            try store.credentials.updateAfterAuthentication(id: stored.id, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
-                                                            userVerified: verified.userVerified, at: now)
-        }
-        guard updated else { throw SesameError(.verificationFailed, "the sign count did not move forward", reason: WebAuthnError.Code.signCountRegression.rawValue) }
+        let engine = CeremonyEngine(store: store, clock: clock)
+        let consumed = try engine.consume(challengeID, binding: .signIn, project: project)
+        let owner = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: policy,
+                                                    identification: .usernameless, userVerification: .required).owner
         let secret = Identifiers.secret(prefix: Self.tokenPrefix)
         let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: try secrets.tokenHash(secret),
                                 kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))

@@ -36,6 +36,10 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let reauthenticationRequired = Code("reauthentication_required")
         /// A WebAuthn response failed verification.
         public static let verificationFailed = Code("verification_failed")
+        /// A genuine assertion, but by the passkey of someone other than the person the ceremony was for.
+        public static let wrongIdentity = Code("wrong_identity")
+        /// A genuine assertion without user verification, where the policy checks it after identity.
+        public static let userNotVerified = Code("user_not_verified")
         /// A JSON Web Token is malformed, forged, expired, or its session ended.
         public static let invalidJWT = Code("invalid_jwt")
         /// Stored secrets need the master key and none is configured (`SESAME_MASTER_KEY`, `--master-key-file`).

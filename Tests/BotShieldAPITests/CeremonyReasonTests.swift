@@ -62,6 +62,28 @@ import WebAuthn
         try await Self.expectCount(harness, Self.series("inline", "success", ""), 1)
     }
 
+    @Test("inline: a sign count that went back is assertion_invalid with reason sign_count_regression; the request stays pending",
+          arguments: Backend.allCases)
+    func signCountRegression(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let alice = try harness.person()
+        try harness.link("acct_a", to: alice.id)
+        harness.authenticator.settings.counter = .fixed(5)
+        let first = try #require(try await harness.createRequest(ref: "acct_a")["request_id"] as? String)
+        #expect(try await harness.verifyInline(first).outcome.outcome == "verified")
+        let second = try #require(try await harness.createRequest(ref: "acct_a")["request_id"] as? String)
+        let reply = try await harness.verifyInline(second)
+        #expect(reply.outcome.code == "assertion_invalid", "\(reply.text)")
+        try await Self.expectCount(harness, Self.series("inline", "failure", "sign_count_regression"), 1)
+        #expect(try await harness.status(second).data?["status"] as? String == "pending")
+        // The hand-off takes the same path: the same count is refused there too.
+        let handOff = try await harness.verifyByHandOff(second)
+        #expect(handOff.outcome.code == "assertion_invalid", "\(handOff.text)")
+        try await Self.expectCount(harness, Self.series("handoff", "failure", "sign_count_regression"), 1)
+        harness.authenticator.settings.counter = .fixed(6)
+        #expect(try await harness.verifyInline(second).outcome.outcome == "verified")
+    }
+
     @Test("hand-off: an assertion from an app origin is refused with origin_mismatch, then the page's own succeeds")
     func handOff() async throws {
         let harness = try InlineHarness(.sqlite)

@@ -30,7 +30,7 @@ public struct HandOffOptions: Sendable, Hashable {
 public struct HandOffService: Sendable {
     let sesame: Sesame
 
-    static let purpose = "handoff"
+    static let purpose = ChallengeBinding.handOffPurpose
     /// Codes only the hand-off gives: a link conflict and the person declining.
     public static let alreadyLinked = InlineOutcome(outcome: "failed", code: "already_linked")
     public static let declined = InlineOutcome(outcome: "failed", code: "user_denied")
@@ -60,6 +60,13 @@ public struct HandOffService: Sendable {
         ))
     }
 
+    /// The relying party policy of the hand-off page's assertions: only the hosted pages' origin; user verification is
+    /// checked after identity.
+    public func policy(project: Project) -> RelyingPartyPolicy {
+        RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
+                           allowedAlgorithms: PasskeyService.algorithms)
+    }
+
     /// Checks the page's assertion and completes the request: as the linked person (`linked: true`), as whoever
     /// confirmed an unlinked request (`linked: false`), or, with `link: true`, linking the ref to that person in the
     /// completion's transaction (a conflict fails the request with `already_linked`).
@@ -81,27 +88,29 @@ public struct HandOffService: Sendable {
         case .closed(let outcome): return outcome
         case .open(let open, let time): (request, now) = (open, time)
         }
-        let consumed = try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
-        }
-        guard let consumed else { return .challengeExpired }
-        if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
         let project = try inline.project(of: request)
-        let policy = RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
-                                        allowedAlgorithms: PasskeyService.algorithms)
-        let assertion: VerifiedAssertion
-        switch try inline.verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: policy) {
-        case .genuine(let genuine): assertion = genuine
-        case .refused(let refusal):
-            reason = refusal
-            return .assertionInvalid
+        let engine = sesame.ceremonies
+        let consumed: ChallengeRecord
+        do {
+            consumed = try engine.consume(challengeID, binding: .handOff(requestID: request.id), project: project)
+        } catch where error.code == .expired {
+            reason = error.reason
+            return .challengeExpired
         }
-        if let personID = consumed.userID, assertion.owner.id != personID { return .wrongIdentity }
-        guard assertion.verified.userVerified else { return .userNotVerified }
+        if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
+        let authenticated: AuthenticatedPasskey
+        do {
+            authenticated = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: policy(project: project),
+                                                            identification: .linkedPerson(userID: consumed.userID), userVerification: .afterIdentity)
+        } catch {
+            guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
+            reason = error.reason
+            return outcome
+        }
         var newLink: PartnerLinkRecord?
         if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
             newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref,
-                                        userID: assertion.owner.id, createdAt: now)
+                                        userID: authenticated.owner.id, createdAt: now)
         }
         do {
             try CompletionRoutine(sesame: sesame).complete(request, linked: consumed.userID != nil || newLink != nil, link: newLink)
@@ -116,7 +125,6 @@ public struct HandOffService: Sendable {
                 return Self.alreadyLinked
             }
         }
-        assertion.recordUse(sesame, at: now)
         return .verified
     }
 

@@ -63,28 +63,6 @@ public struct InlineCompletion: Sendable, Hashable {
     }
 }
 
-/// The result of checking an assertion: genuine, or refused with the reason code for the operator.
-enum AssertionCheck {
-    case genuine(VerifiedAssertion)
-    case refused(reason: String)
-}
-
-/// A genuine assertion: whose passkey it was, and what to store after the ceremony completes.
-struct VerifiedAssertion {
-    let owner: UserRecord
-    let credentialRecordID: String
-    let verified: VerifiedAuthentication
-
-    /// Stores the sign count, backup state and last use (§7.2 step 24). A concurrent use that moved the count first
-    /// wins; the completed request stands either way.
-    func recordUse(_ sesame: Sesame, at now: Date) {
-        _ = try? sesame.store.credentials.updateAfterAuthentication(
-            id: credentialRecordID, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
-            userVerified: verified.userVerified, at: now
-        )
-    }
-}
-
 /// The inline passkey (spec §1.4, §1.5): options for the person linked to a request, and the check of their answer.
 /// The request ID is the only credential; no inline failure closes the request.
 public struct InlinePasskeyService: Sendable {
@@ -94,7 +72,7 @@ public struct InlinePasskeyService: Sendable {
     public static let challengeLifetime: TimeInterval = 300
     /// `passkey-options` and `passkey-complete` calls allowed per request, each.
     public static let callsPerRequest = 10
-    static let purpose = "inline-verification"
+    static let purpose = ChallengeBinding.inlinePurpose
 
     /// The relying party policy of inline assertions: `https://{rpId}` (iOS apps), the hosted pages' origin, and each
     /// approved Android app's `android:apk-key-hash:` origin. User verification is checked separately, after identity.
@@ -152,72 +130,54 @@ public struct InlinePasskeyService: Sendable {
         throws(SesameError) -> InlineOutcome
     {
         // Step 2: the request is known, unexpired and pending.
-        let request: VerificationRequestRecord, now: Date
+        let request: VerificationRequestRecord
         switch try openRequest(requestID, clientIP: clientIP, counting: .complete) {
         case .closed(let outcome): return outcome
-        case .open(let open, let time): (request, now) = (open, time)
+        case .open(let open, _): request = open
         }
         // Step 3: the challenge is consumed only if it is this request's; any attempt past here uses it up.
-        let consumed = try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
+        let project = try project(of: request)
+        let engine = sesame.ceremonies
+        let consumed: ChallengeRecord
+        do {
+            consumed = try engine.consume(challengeID, binding: .verificationRequest(requestID: request.id), project: project)
+        } catch where error.code == .expired {
+            reason = error.reason
+            return .challengeExpired
         }
-        guard let consumed, let personID = consumed.userID else { return .challengeExpired }
+        guard let personID = consumed.userID else { return .challengeExpired }
         // Step 4: the ref still has the link the options were issued under.
         guard let link = try currentLink(of: request), link.id == consumed.linkID else { return .linkChanged }
-        // Steps 5-6: the credential by rawId, and WebAuthn §7.2 against its stored key and the consumed challenge.
-        let project = try project(of: request)
-        let assertion: VerifiedAssertion
-        switch try verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: try policy(project: project)) {
-        case .genuine(let genuine): assertion = genuine
-        case .refused(let refusal):
-            reason = refusal
-            return .assertionInvalid
+        // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
+        // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
+        let authenticated: AuthenticatedPasskey
+        do {
+            authenticated = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: try policy(project: project),
+                                                            identification: .linkedPerson(userID: personID), userVerification: .afterIdentity)
+        } catch {
+            guard let outcome = Self.outcome(refusing: error) else { throw error }
+            reason = error.reason
+            return outcome
         }
-        let owner = assertion.owner, verified = assertion.verified
-        // Step 7: a genuine assertion, but by someone else's passkey.
-        guard owner.id == personID, owner.id == link.userID else { return .wrongIdentity }
-        // Step 8: the person unlocked the passkey.
-        guard verified.userVerified else { return .userNotVerified }
-        // Step 9: the completion routine the hand-off uses too; then the credential's counters.
+        guard authenticated.owner.id == link.userID else { return .wrongIdentity }
+        // Step 9: the completion routine the hand-off uses too (the engine stored the counters already).
         do {
             try CompletionRoutine(sesame: sesame).complete(request, linked: true)
         } catch {
             return error == .requestClosed ? .requestClosed : .completionFailed
         }
-        assertion.recordUse(sesame, at: now)
         // Step 10.
         return .verified
     }
 
-    /// §1.5 steps 5-6: looks the credential up by `rawId` (which must name the same bytes as `id`) among the project's
-    /// passkeys and verifies the assertion (WebAuthn §7.2) against its stored key, `challenge` and `policy`. A returned
-    /// `userHandle` must be the owner's.
-    /// - Returns: the owner and what to store, or the reason when the answer does not check out.
-    func verifyAssertion(_ credentialJSON: [UInt8], project: Project, challenge: [UInt8], policy: RelyingPartyPolicy) throws(SesameError)
-        -> AssertionCheck
-    {
-        let credential: AuthenticationCredential
-        do { credential = try AuthenticationCredential(json: credentialJSON) } catch { return .refused(reason: error.code.rawValue) }
-        let stored = try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.credentials.find(rpID: project.relyingPartyID, credentialID: credential.rawID)
-        }
-        guard let stored, stored.projectID == project.id,
-              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) })
-        else { return .refused(reason: "unknown_credential") }
-        // A blocked person's passkeys count for nothing.
-        guard owner.status == UserRecord.active else { return .refused(reason: SesameError.Code.blocked.rawValue) }
-        do {
-            let record = WebAuthn.CredentialRecord(
-                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
-                backupEligible: stored.backupEligible, userHandle: owner.userHandle
-            )
-            let verified = try AuthenticationVerifier.verify(
-                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge, identifiedUserHandle: owner.userHandle),
-                record: record
-            )
-            return .genuine(VerifiedAssertion(owner: owner, credentialRecordID: stored.id, verified: verified))
-        } catch {
-            return .refused(reason: error.code.rawValue)
+    /// The §1.5 outcome of an assertion the engine refused (steps 3, 5-8); `nil` for an error that is no refusal.
+    static func outcome(refusing error: SesameError) -> InlineOutcome? {
+        switch error.code {
+        case .verificationFailed, .blocked: .assertionInvalid
+        case .expired: .challengeExpired
+        case .wrongIdentity: .wrongIdentity
+        case .userNotVerified: .userNotVerified
+        default: nil
         }
     }
 
