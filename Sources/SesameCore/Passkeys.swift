@@ -90,36 +90,18 @@ public struct PasskeyService: Sendable {
     /// Registration starts per user, and sign-in starts and finishes per IP, each hour.
     public static let attemptsPerHour = 10
     /// ES256 and RS256, as offered in `pubKeyCredParams` and accepted at registration.
-    public static let algorithms: [COSEAlgorithmIdentifier] = [.init(rawValue: -7), .init(rawValue: -257)]
+    public static let algorithms: [COSEAlgorithmIdentifier] = RelyingParties.algorithms
     static let signInPurpose = ChallengeBinding.signInPurpose
     static let tokenPrefix = "sesame_tk_"
 
     // MARK: Relying party
 
-    /// The relying party of a passkey ceremony of `project` for a request with this `Origin`.
-    ///
-    /// `http://localhost:<port>` runs under the `localhost` relying party when the project has a web platform
-    /// `localhost`. Otherwise the project's relying party ID, with the origins its platforms give: web platforms on
-    /// the relying party's domain or its subdomains, Android apps by signing key, Apple apps as `https://<rpId>`.
-    /// - Throws: `unsupported` when passkeys are off, or there is no relying party ID or no origin.
+    /// The relying party of a passkey ceremony of `project` for a request with this `Origin` (``RelyingParties``).
+    /// - Throws: `unsupported` when passkeys are off; `no_relying_party` when no platform gives the relying party an
+    ///   origin.
     public func relyingParty(_ project: Project, requestOrigin: String?) throws(SesameError) -> RelyingPartyPolicy {
         guard project.authMethods["passkey"] != false else { throw SesameError(.unsupported, "passkeys are switched off") }
-        if let origin = requestOrigin, RelyingParties.isLocalhost(origin),
-           project.platforms.contains(where: { $0.platform == .web(hostname: RelyingParties.localhostID) }) {
-            return RelyingPartyPolicy(id: RelyingParties.localhostID, origins: [origin], allowedAlgorithms: Self.algorithms)
-        }
-        let rpID = project.relyingPartyID
-        let origins = project.platforms.flatMap { entry -> [String] in
-            if case .web(let host) = entry.platform {
-                let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
-                return bare == rpID || bare.hasSuffix("." + rpID) ? entry.platform.origins(rpID: rpID) : []
-            }
-            return entry.platform.origins(rpID: rpID)
-        }
-        guard !rpID.isEmpty, !origins.isEmpty else {
-            throw SesameError(.unsupported, "the project has no relying party ID with a matching platform")
-        }
-        return RelyingPartyPolicy(id: rpID, origins: Array(Set(origins)).sorted(), allowedAlgorithms: Self.algorithms)
+        return try RelyingParties.policy(for: project.configuration, requestOrigin: requestOrigin)
     }
 
     // MARK: Registration

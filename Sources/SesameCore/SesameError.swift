@@ -32,6 +32,9 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let blocked = Code("blocked")
         /// The authentication method is switched off, or the project cannot run it (no usable relying party).
         public static let unsupported = Code("unsupported")
+        /// The project cannot run a passkey ceremony: no relying party ID, or no platform gives it an origin. The
+        /// detail says what to add and names only the project's own configuration, so a face may show it.
+        public static let noRelyingParty = Code("no_relying_party")
         /// The session must have signed in (or completed MFA) recently to do this.
         public static let reauthenticationRequired = Code("reauthentication_required")
         /// A WebAuthn response failed verification.

@@ -120,3 +120,29 @@ import FoundationNetworking
             .allSatisfy { !$0.contains("reason") })
     }
 }
+
+/// What the management API and the passkey policy list as accepted is exactly what a ceremony accepts.
+@Suite struct AcceptedOriginsTests {
+    @Test("a web platform on another domain is neither listed nor accepted; a listed one is", arguments: Backend.allCases)
+    func listedIsAccepted(backend: Backend) throws {
+        let harness = try Harness(backend)
+        _ = try harness.sesame.projects.addPlatform(projectID: harness.projectID, .web(hostname: "shop.example.net"))
+        _ = try harness.sesame.projects.addPlatform(projectID: harness.projectID, .web(hostname: "login.shop.example"))
+        let management = harness.send(.GET, "/api/v1/project", headers: [("Authorization", "Bearer \(harness.key)")])
+        #expect(management.status == 200, "\(management.text)")
+        let listed = try #require(management.object["origins"] as? [String], "\(management.text)")
+        #expect(Set(listed) == ["https://shop.example", "https://login.shop.example"], "\(listed)")
+        let policy = harness.send(.GET, "/v1/project/policies/passkey", headers: [("X-Appwrite-Key", harness.key)])
+        #expect(Set(try #require(policy.object["origins"] as? [String])) == Set(listed), "\(policy.text)")
+
+        let secret = try harness.signUpAndIn()
+        let authenticator = SoftwareAuthenticator()
+        try harness.registerPasskey(secret, authenticator)
+        // Listed: accepted. Off the relying party's domain, though a web platform: refused, and counted so.
+        harness.clock.advance(by: 1)
+        #expect(try harness.signIn(authenticator, origin: "https://login.shop.example").status == 201)
+        try harness.signIn(authenticator, origin: "https://shop.example.net").expectError(401, "user_passkey_invalid")
+        let text = harness.send(.GET, "/metrics").text
+        #expect(CeremonyReasonTests.count(text, CeremonyReasonTests.series("failure", "origin_mismatch")) == 1, "\(text)")
+    }
+}

@@ -63,8 +63,7 @@ public struct HandOffService: Sendable {
     /// The relying party policy of the hand-off page's assertions: only the hosted pages' origin; user verification is
     /// checked after identity.
     public func policy(project: Project) -> RelyingPartyPolicy {
-        RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
-                           allowedAlgorithms: PasskeyService.algorithms)
+        RelyingParties.handOffPolicy(for: project.configuration, appOrigin: sesame.inline.appOrigin)
     }
 
     /// Checks the page's assertion and completes the request: as the linked person (`linked: true`), as whoever

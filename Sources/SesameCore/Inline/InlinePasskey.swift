@@ -77,13 +77,8 @@ public struct InlinePasskeyService: Sendable {
     /// The relying party policy of inline assertions: `https://{rpId}` (iOS apps), the hosted pages' origin, and each
     /// approved Android app's `android:apk-key-hash:` origin. User verification is checked separately, after identity.
     public func policy(project: Project) throws(SesameError) -> RelyingPartyPolicy {
-        let apps = try sesame.partners.approvedPlatforms(projectID: project.id)
-        let origins = ["https://\(project.relyingPartyID)", sesame.inline.appOrigin] + apps.flatMap { app -> [String] in
-            if case .android = app { return app.origins(rpID: project.relyingPartyID) }
-            return []
-        }
-        return RelyingPartyPolicy(id: project.relyingPartyID, origins: Array(Set(origins)).sorted(), requiresUserVerification: false,
-                                  allowedAlgorithms: PasskeyService.algorithms)
+        RelyingParties.inlinePolicy(for: project.configuration, approvedApps: try sesame.partners.approvedPlatforms(projectID: project.id),
+                                    appOrigin: sesame.inline.appOrigin)
     }
 
     /// `passkey-options`, in the order of spec §1.4. Never changes the request.
