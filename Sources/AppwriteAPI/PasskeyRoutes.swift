@@ -23,7 +23,7 @@ enum PasskeyRoutes {
             }
             var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.passkeyID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: start.passkeyID,
-                expire: AppwriteDate.string(start.expiresAt), publicKey: CreationOptions(start)), status: 201)
+                expire: AppwriteDate.string(start.expiresAt), publicKey: start.options), status: 201)
             AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
             return response
         }
@@ -77,7 +77,7 @@ enum PasskeyRoutes {
             }
             var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.challengeID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: "",
-                expire: AppwriteDate.string(start.expiresAt), publicKey: RequestOptions(start)), status: 201)
+                expire: AppwriteDate.string(start.expiresAt), publicKey: start.options), status: 201)
             AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
             return response
         }

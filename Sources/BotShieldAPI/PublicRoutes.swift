@@ -53,7 +53,7 @@ enum PublicRoutes {
         switch answer {
         case .options(let options):
             BotShieldAPI.envelope([
-                "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                "options": options.options.jsonObject,
                 "challenge_id": options.challengeID,
                 "expires_at": Timestamps.rfc3339(options.expiresAt),
                 "url": options.url,
@@ -72,7 +72,7 @@ enum PublicRoutes {
         case .options(let options):
             BotShieldAPI.envelope([
                 "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
-                "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                "options": options.options.jsonObject,
                 "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
             ])
         case .closed(let outcome):
@@ -120,20 +120,5 @@ enum PublicRoutes {
         var payload: [String: Any] = ["outcome": outcome.outcome]
         if let code = outcome.code { payload["code"] = code }
         return payload
-    }
-
-    /// WebAuthn request options to pass to the platform unchanged: nothing names the person.
-    static func requestOptions(rpID: String, challenge: [UInt8], allowCredentials: [CredentialDescriptor]) -> [String: Any] {
-        [
-            "rpId": rpID,
-            "challenge": Base64URL.encode(challenge),
-            "allowCredentials": allowCredentials.map { credential -> [String: Any] in
-                var descriptor: [String: Any] = ["id": Base64URL.encode(credential.id), "type": "public-key"]
-                if !credential.transports.isEmpty { descriptor["transports"] = credential.transports }
-                return descriptor
-            },
-            "userVerification": "required",
-            "timeout": 60000,
-        ]
     }
 }

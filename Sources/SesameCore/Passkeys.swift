@@ -245,9 +245,10 @@ public struct PasskeyService: Sendable {
         let decision = try limitSignIn("finish", clientIP)
         let now = clock.now()
         let engine = CeremonyEngine(store: store, clock: clock)
-        let consumed = try engine.consume(challengeID, binding: .signIn, project: project)
+        let binding = ChallengeBinding.signIn
+        let consumed = try engine.consume(challengeID, binding: binding, project: project)
         let owner = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: policy,
-                                                    identification: .usernameless, userVerification: .required).owner
+                                                    identification: .usernameless, userVerification: binding.kind.userVerification).owner
         let secret = Identifiers.secret(prefix: Self.tokenPrefix)
         let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: try secrets.tokenHash(secret),
                                 kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))

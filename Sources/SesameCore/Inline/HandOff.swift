@@ -72,44 +72,32 @@ public struct HandOffService: Sendable {
     public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
         -> InlineCompletion
     {
-        var reason: String?
-        let outcome = try complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON, clientIP: clientIP,
-                                   reason: &reason)
-        return InlineCompletion(outcome, reason: reason)
+        let inline = InlinePasskeyService(sesame: sesame)
+        return try InlineCeremony.run(inline) { ceremony throws(SesameError) in
+            let opened: InlineCeremony.Opened
+            switch try ceremony.open(requestID, challengeID: challengeID, clientIP: clientIP, binding: ChallengeBinding.handOff) {
+            case .done(let outcome): return outcome
+            case .next(let next): opened = next
+            }
+            let (request, consumed) = (opened.request, opened.challenge)
+            if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
+            let authenticated: AuthenticatedPasskey
+            switch try ceremony.authenticate(credentialJSON, opened, policy: policy(project: opened.project),
+                                             identification: .linkedPerson(userID: consumed.userID)) {
+            case .done(let outcome): return outcome
+            case .next(let next): authenticated = next
+            }
+            return try finish(request, consumed: consumed, owner: authenticated.owner)
+        }
     }
 
-    private func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?, reason: inout String?)
-        throws(SesameError) -> InlineOutcome
-    {
-        let inline = InlinePasskeyService(sesame: sesame)
-        let request: VerificationRequestRecord, now: Date
-        switch try inline.openRequest(requestID, clientIP: clientIP, counting: .complete) {
-        case .closed(let outcome): return outcome
-        case .open(let open, let time): (request, now) = (open, time)
-        }
-        let project = try inline.project(of: request)
-        let engine = sesame.ceremonies
-        let consumed: ChallengeRecord
-        do {
-            consumed = try engine.consume(challengeID, binding: .handOff(requestID: request.id), project: project)
-        } catch where error.code == .expired {
-            reason = error.reason
-            return .challengeExpired
-        }
-        if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
-        let authenticated: AuthenticatedPasskey
-        do {
-            authenticated = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: policy(project: project),
-                                                            identification: .linkedPerson(userID: consumed.userID), userVerification: .afterIdentity)
-        } catch {
-            guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
-            reason = error.reason
-            return outcome
-        }
+    /// Completes the request for `owner` (linking the ref to them with `link: true` on an unlinked request).
+    private func finish(_ request: VerificationRequestRecord, consumed: ChallengeRecord, owner: UserRecord) throws(SesameError) -> InlineOutcome {
+        let now = sesame.clock.now()
         var newLink: PartnerLinkRecord?
         if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
             newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref,
-                                        userID: authenticated.owner.id, createdAt: now)
+                                        userID: owner.id, createdAt: now)
         }
         do {
             try CompletionRoutine(sesame: sesame).complete(request, linked: consumed.userID != nil || newLink != nil, link: newLink)

@@ -63,6 +63,72 @@ public struct InlineCompletion: Sendable, Hashable {
     }
 }
 
+/// The steps the inline passkey and the hand-off page share (spec §1.5 steps 2, 3 and 5-8), on the ceremony engine,
+/// remembering the operator's reason of the outcome that ends a completion.
+struct InlineCeremony {
+    let service: InlinePasskeyService
+    private(set) var reason: String?
+
+    /// The outcome that ends the completion, or what it goes on with.
+    enum Step<Value> {
+        case next(Value)
+        case done(InlineOutcome)
+    }
+
+    /// An open request with its project and the challenge taken back for it.
+    struct Opened {
+        let request: VerificationRequestRecord
+        let project: Project
+        let challenge: ChallengeRecord
+        let binding: ChallengeBinding
+    }
+
+    /// Runs a completion, returning its outcome with the reason `body` recorded.
+    static func run(_ service: InlinePasskeyService, _ body: (inout InlineCeremony) throws(SesameError) -> InlineOutcome) throws(SesameError)
+        -> InlineCompletion
+    {
+        var ceremony = InlineCeremony(service: service)
+        let outcome = try body(&ceremony)
+        return InlineCompletion(outcome, reason: ceremony.reason)
+    }
+
+    /// Steps 2-3: the open request named by `requestID`, and its challenge taken back for `binding`.
+    mutating func open(_ requestID: String, challengeID: String, clientIP: String?, binding: (String) -> ChallengeBinding)
+        throws(SesameError) -> Step<Opened>
+    {
+        let request: VerificationRequestRecord
+        switch try service.openRequest(requestID, clientIP: clientIP, counting: .complete) {
+        case .closed(let outcome): return .done(outcome)
+        case .open(let open, _): request = open
+        }
+        let project = try service.project(of: request)
+        let bound = binding(request.id)
+        do {
+            let challenge = try service.sesame.ceremonies.consume(challengeID, binding: bound, project: project)
+            return .next(Opened(request: request, project: project, challenge: challenge, binding: bound))
+        } catch where error.code == .expired {
+            reason = error.reason
+            return .done(.challengeExpired)
+        }
+    }
+
+    /// Steps 5-8: the engine's verification of the answer, its refusal as the §1.5 outcome.
+    mutating func authenticate(_ credentialJSON: [UInt8], _ opened: Opened, policy: RelyingPartyPolicy, identification: CeremonyIdentification)
+        throws(SesameError) -> Step<AuthenticatedPasskey>
+    {
+        do {
+            return .next(try service.sesame.ceremonies.finishAuthentication(
+                credentialJSON, challenge: opened.challenge, project: opened.project, policy: policy, identification: identification,
+                userVerification: opened.binding.kind.userVerification
+            ))
+        } catch {
+            guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
+            reason = error.reason
+            return .done(outcome)
+        }
+    }
+}
+
 /// The inline passkey (spec §1.4, §1.5): options for the person linked to a request, and the check of their answer.
 /// The request ID is the only credential; no inline failure closes the request.
 public struct InlinePasskeyService: Sendable {
@@ -115,54 +181,35 @@ public struct InlinePasskeyService: Sendable {
     public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
         -> InlineCompletion
     {
-        var reason: String?
-        let outcome = try complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON, clientIP: clientIP,
-                                   reason: &reason)
-        return InlineCompletion(outcome, reason: reason)
-    }
-
-    private func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?, reason: inout String?)
-        throws(SesameError) -> InlineOutcome
-    {
-        // Step 2: the request is known, unexpired and pending.
-        let request: VerificationRequestRecord
-        switch try openRequest(requestID, clientIP: clientIP, counting: .complete) {
-        case .closed(let outcome): return outcome
-        case .open(let open, _): request = open
+        try InlineCeremony.run(self) { ceremony throws(SesameError) in
+            // Steps 2-3: the request is known, unexpired and pending; the challenge is consumed only if it is this
+            // request's, and any attempt past here uses it up.
+            let opened: InlineCeremony.Opened
+            switch try ceremony.open(requestID, challengeID: challengeID, clientIP: clientIP, binding: ChallengeBinding.verificationRequest) {
+            case .done(let outcome): return outcome
+            case .next(let next): opened = next
+            }
+            guard let personID = opened.challenge.userID else { return .challengeExpired }
+            // Step 4: the ref still has the link the options were issued under.
+            guard let link = try currentLink(of: opened.request), link.id == opened.challenge.linkID else { return .linkChanged }
+            // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
+            // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
+            let authenticated: AuthenticatedPasskey
+            switch try ceremony.authenticate(credentialJSON, opened, policy: try policy(project: opened.project),
+                                             identification: .linkedPerson(userID: personID)) {
+            case .done(let outcome): return outcome
+            case .next(let next): authenticated = next
+            }
+            guard authenticated.owner.id == link.userID else { return .wrongIdentity }
+            // Step 9: the completion routine the hand-off uses too (the engine stored the counters already).
+            do throws(CompletionRefusal) {
+                try CompletionRoutine(sesame: sesame).complete(opened.request, linked: true)
+            } catch {
+                return error == .requestClosed ? .requestClosed : .completionFailed
+            }
+            // Step 10.
+            return .verified
         }
-        // Step 3: the challenge is consumed only if it is this request's; any attempt past here uses it up.
-        let project = try project(of: request)
-        let engine = sesame.ceremonies
-        let consumed: ChallengeRecord
-        do {
-            consumed = try engine.consume(challengeID, binding: .verificationRequest(requestID: request.id), project: project)
-        } catch where error.code == .expired {
-            reason = error.reason
-            return .challengeExpired
-        }
-        guard let personID = consumed.userID else { return .challengeExpired }
-        // Step 4: the ref still has the link the options were issued under.
-        guard let link = try currentLink(of: request), link.id == consumed.linkID else { return .linkChanged }
-        // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
-        // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
-        let authenticated: AuthenticatedPasskey
-        do {
-            authenticated = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: try policy(project: project),
-                                                            identification: .linkedPerson(userID: personID), userVerification: .afterIdentity)
-        } catch {
-            guard let outcome = Self.outcome(refusing: error) else { throw error }
-            reason = error.reason
-            return outcome
-        }
-        guard authenticated.owner.id == link.userID else { return .wrongIdentity }
-        // Step 9: the completion routine the hand-off uses too (the engine stored the counters already).
-        do {
-            try CompletionRoutine(sesame: sesame).complete(request, linked: true)
-        } catch {
-            return error == .requestClosed ? .requestClosed : .completionFailed
-        }
-        // Step 10.
-        return .verified
     }
 
     /// The §1.5 outcome of an assertion the engine refused (steps 3, 5-8); `nil` for an error that is no refusal.
