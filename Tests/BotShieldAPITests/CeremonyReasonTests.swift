@@ -1,7 +1,9 @@
 import Foundation
 import SesameClient
 import SesameCore
+import SesameCrypto
 import SesameServer
+import SesameStore
 import Testing
 import WebAuthn
 
@@ -95,5 +97,27 @@ import WebAuthn
         try await Self.expectCount(harness, Self.series("handoff", "failure", "origin_mismatch"), 1)
         #expect(try await harness.verifyByHandOff(requestID).outcome.outcome == "verified")
         try await Self.expectCount(harness, Self.series("handoff", "success", ""), 1)
+    }
+}
+
+/// verify-token's reasons come from the signing keys' error reason, never from its detail text.
+@Suite struct TokenReasonTests {
+    @Test("genuinely signed claims of another shape -> malformed; the same claims under a stranger's key -> invalid_signature")
+    func malformedAndForged() async throws {
+        let harness = try InlineHarness(.sqlite)
+        let person = try harness.person()
+        try harness.link("acct_1", to: person.id)
+        let (_, token) = try await PartnerKit.verifiedRequest(harness, ref: "acct_1")
+        let parts = try TokenParts(token)
+        guard case .string(let kid)? = parts.header["kid"] else { Issue.record("no kid in \(parts.header)"); return }
+        let record = try #require(try harness.sesame.store.signingKeys.list().first { $0.id == kid })
+        let pem = try harness.sesame.secrets.open(Array(record.privateKey.utf8), for: .signingKey, row: kid)
+        let key = try PrivateKey(pemEncoded: String(decoding: pem, as: UTF8.self))
+        let odd = try ES256JWS.sign(claims: ["shape": .string("not a verification token")], key: key, kid: kid)
+        let malformed = try await harness.post("/operations/sdk/verify-token", ["token": odd], bearer: harness.liveKey)
+        #expect(malformed.data?["valid"] as? Bool == false && malformed.data?["reason"] as? String == "malformed", "\(malformed)")
+        let forged = try ES256JWS.sign(claims: parts.claims, key: PrivateKey.generate(.p256), kid: kid)
+        let invalid = try await harness.post("/operations/sdk/verify-token", ["token": forged], bearer: harness.liveKey)
+        #expect(invalid.data?["valid"] as? Bool == false && invalid.data?["reason"] as? String == "invalid_signature", "\(invalid)")
     }
 }
