@@ -28,6 +28,7 @@ public struct AuthenticatedPasskey: Sendable {
     public let owner: UserRecord
     /// The stored passkey's ID (not the credential ID).
     public let passkeyID: String
+    /// What the WebAuthn core verified: the new sign count, the UV and backup flags.
     public let verified: VerifiedAuthentication
 }
 

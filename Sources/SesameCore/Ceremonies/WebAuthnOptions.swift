@@ -27,21 +27,27 @@ public struct CredentialDescriptorJSON: Encodable, Sendable, Hashable {
 /// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn L3 §5.1.3 JSON form) of a registration: a discoverable
 /// credential, no attestation, user verification and timeout as the ceremony engine sets them.
 public struct CreationOptionsJSON: Encodable, Sendable, Hashable {
+    /// `PublicKeyCredentialRpEntity`: the relying party ID and name.
     public struct RelyingParty: Encodable, Sendable, Hashable { public let id, name: String }
+    /// `PublicKeyCredentialUserEntityJSON`: the base64url user handle, name and display name.
     public struct UserEntity: Encodable, Sendable, Hashable { public let id, name, displayName: String }
+    /// `PublicKeyCredentialParameters`: one offered COSE algorithm.
     public struct Parameter: Encodable, Sendable, Hashable {
         public let type = "public-key"
         public let alg: Int
     }
+    /// `AuthenticatorSelectionCriteria`: a discoverable credential, with the engine's user verification.
     public struct Selection: Encodable, Sendable, Hashable {
         public let residentKey = "required"
         public let requireResidentKey = true
         public let userVerification: String
     }
+    /// The extensions asked for: `credProps`.
     public struct Extensions: Encodable, Sendable, Hashable { public let credProps = true }
 
     public let rp: RelyingParty
     public let user: UserEntity
+    /// The challenge, base64url without padding.
     public let challenge: String
     public let pubKeyCredParams: [Parameter]
     /// Milliseconds.
@@ -56,6 +62,7 @@ public struct CreationOptionsJSON: Encodable, Sendable, Hashable {
 /// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn L3 §5.1.4 JSON form) of an authentication; an empty
 /// `allowCredentials` lets any discoverable credential of the relying party answer.
 public struct RequestOptionsJSON: Encodable, Sendable, Hashable {
+    /// The challenge, base64url without padding.
     public let challenge: String
     /// Milliseconds.
     public let timeout: Int
