@@ -91,7 +91,7 @@ enum PublicRoutes {
         let body = BotShieldAPI.object(request)
         guard let requestID = BotShieldAPI.string(body, "request_id") else {
             var response = BotShieldAPI.envelope(payload(.unknownRequest))
-            response.ceremony = observed(InlineOutcome.unknownRequest.code)
+            response.ceremony = observed(InlineVerdict.unknownRequest.reason)
             return response
         }
         guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
@@ -116,7 +116,8 @@ enum PublicRoutes {
     }
 
     /// `{ outcome, code? }` and nothing else.
-    static func payload(_ outcome: InlineOutcome) -> [String: Any] {
+    static func payload(_ verdict: InlineVerdict) -> [String: Any] {
+        let outcome = InlineOutcome(verdict)
         var payload: [String: Any] = ["outcome": outcome.outcome]
         if let code = outcome.code { payload["code"] = code }
         return payload

@@ -6,7 +6,7 @@ import WebAuthn
 /// What the hosted hand-off page shows for a request, with passkey options when it can still complete.
 public enum HandOffAnswer: Sendable, Hashable {
     case options(HandOffOptions)
-    case closed(InlineOutcome)
+    case closed(InlineVerdict)
 }
 
 /// The hand-off page's view of a pending request.
@@ -31,9 +31,6 @@ public struct HandOffService: Sendable {
     let sesame: Sesame
 
     static let purpose = ChallengeBinding.handOffPurpose
-    /// Codes only the hand-off gives: a link conflict and the person declining.
-    public static let alreadyLinked = InlineOutcome(outcome: "failed", code: "already_linked")
-    public static let declined = InlineOutcome(outcome: "failed", code: "user_denied")
 
     /// Options for the page: the linked person's passkeys, or any discoverable passkey of the project.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> HandOffAnswer {
@@ -92,7 +89,7 @@ public struct HandOffService: Sendable {
     }
 
     /// Completes the request for `owner` (linking the ref to them with `link: true` on an unlinked request).
-    private func finish(_ request: VerificationRequestRecord, consumed: ChallengeRecord, owner: UserRecord) throws(SesameError) -> InlineOutcome {
+    private func finish(_ request: VerificationRequestRecord, consumed: ChallengeRecord, owner: UserRecord) throws(SesameError) -> InlineVerdict {
         let now = sesame.clock.now()
         var newLink: PartnerLinkRecord?
         if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
@@ -109,18 +106,18 @@ public struct HandOffService: Sendable {
                 _ = try StoreErrors.map { () throws(StoreError) in
                     try sesame.store.verificationRequests.fail(id: request.id, reason: "already_linked", at: now)
                 }
-                return Self.alreadyLinked
+                return .alreadyLinked
             }
         }
         return .verified
     }
 
     /// The person declined on the page: the request fails with `user_denied`.
-    public func decline(requestID: String) throws(SesameError) -> InlineOutcome {
+    public func decline(requestID: String) throws(SesameError) -> InlineVerdict {
         guard VerificationService.isRequestID(requestID) else { return .unknownRequest }
         let failed = try StoreErrors.map { () throws(StoreError) in
             try sesame.store.verificationRequests.fail(id: requestID, reason: "user_denied", at: sesame.clock.now())
         }
-        return failed ? Self.declined : .requestClosed
+        return failed ? InlineVerdict.declined : .requestClosed
     }
 }

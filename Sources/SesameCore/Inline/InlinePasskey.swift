@@ -8,7 +8,7 @@ public enum InlineOptionsAnswer: Sendable, Hashable {
     case options(InlinePasskeyOptions)
     /// `reason` is `not_linked` or `no_passkey`.
     case fallback(reason: String, url: String, setupURL: String)
-    case closed(InlineOutcome)
+    case closed(InlineVerdict)
 }
 
 /// WebAuthn request options for the linked person, and the links every panel keeps.
@@ -26,40 +26,49 @@ public struct InlinePasskeyOptions: Sendable, Hashable {
     public let setupURL: String
 }
 
-/// An outcome of the public endpoints, with its optional code; codes never identify anyone.
-public struct InlineOutcome: Sendable, Hashable {
-    public let outcome: String
-    public let code: String?
+/// How a public inline or hand-off call ends for the app, before a face gives it its wire shape (BotShield's
+/// `{outcome, code}` lives in BotShieldAPI); no verdict identifies anyone.
+public enum InlineVerdict: Sendable, Hashable, CaseIterable {
+    case verified
+    /// A genuine assertion by someone else's passkey (§1.5 step 7).
+    case wrongIdentity
+    case challengeExpired, requestExpired, linkChanged
+    /// The answer did not verify (§1.5 steps 1, 5, 6).
+    case assertionInvalid
+    case userNotVerified, unknownRequest, requestClosed, completionFailed
+    /// Hand-off only: the ref is linked to someone else already, or the person declined.
+    case alreadyLinked, declined
 
-    public static let verified = InlineOutcome(outcome: "verified", code: nil)
-    public static let wrongIdentity = InlineOutcome(outcome: "wrong_identity", code: nil)
-    public static let challengeExpired = InlineOutcome(outcome: "expired", code: "challenge_expired")
-    public static let requestExpired = InlineOutcome(outcome: "expired", code: "request_expired")
-    public static let linkChanged = InlineOutcome(outcome: "failed", code: "link_changed")
-    public static let assertionInvalid = InlineOutcome(outcome: "failed", code: "assertion_invalid")
-    public static let userNotVerified = InlineOutcome(outcome: "failed", code: "user_not_verified")
-    public static let unknownRequest = InlineOutcome(outcome: "failed", code: "unknown_request")
-    public static let requestClosed = InlineOutcome(outcome: "failed", code: "request_closed")
-    public static let completionFailed = InlineOutcome(outcome: "failed", code: "completion_failed")
-
-    /// Every code the endpoints can emit.
-    public static let allCodes: Set<String> = [
-        "challenge_expired", "request_expired", "link_changed", "assertion_invalid", "user_not_verified", "unknown_request",
-        "request_closed", "completion_failed",
-    ]
+    /// The verdict as the operator's reason code (metrics, request log).
+    public var reason: String {
+        switch self {
+        case .verified: "verified"
+        case .wrongIdentity: "wrong_identity"
+        case .challengeExpired: "challenge_expired"
+        case .requestExpired: "request_expired"
+        case .linkChanged: "link_changed"
+        case .assertionInvalid: "assertion_invalid"
+        case .userNotVerified: "user_not_verified"
+        case .unknownRequest: "unknown_request"
+        case .requestClosed: "request_closed"
+        case .completionFailed: "completion_failed"
+        case .alreadyLinked: "already_linked"
+        case .declined: "user_denied"
+        }
+    }
 }
 
 /// How a `passkey-complete` or hand-off completion ended: the outcome the client sees and, for anything but
 /// `verified`, the operator's reason (the WebAuthn core's code, a domain reason, or the outcome's own code).
 public struct InlineCompletion: Sendable, Hashable {
     /// What the public endpoint answers.
-    public let outcome: InlineOutcome
+    public let outcome: InlineVerdict
     /// Why it did not verify, for metrics and the request log only; `nil` when verified.
     public let reason: String?
 
-    init(_ outcome: InlineOutcome, reason: String?) {
+    init(_ outcome: InlineVerdict, reason: String?) {
         self.outcome = outcome
-        self.reason = outcome == .verified ? nil : reason ?? outcome.code ?? outcome.outcome
+        self.reason = outcome == .verified ? nil : reason ?? outcome.reason
     }
 }
 
@@ -72,7 +81,7 @@ struct InlineCeremony {
     /// The outcome that ends the completion, or what it goes on with.
     enum Step<Value> {
         case next(Value)
-        case done(InlineOutcome)
+        case done(InlineVerdict)
     }
 
     /// An open request with its project and the challenge taken back for it.
@@ -84,7 +93,7 @@ struct InlineCeremony {
     }
 
     /// Runs a completion, returning its outcome with the reason `body` recorded.
-    static func run(_ service: InlinePasskeyService, _ body: (inout InlineCeremony) throws(SesameError) -> InlineOutcome) throws(SesameError)
+    static func run(_ service: InlinePasskeyService, _ body: (inout InlineCeremony) throws(SesameError) -> InlineVerdict) throws(SesameError)
         -> InlineCompletion
     {
         var ceremony = InlineCeremony(service: service)
@@ -213,7 +222,7 @@ public struct InlinePasskeyService: Sendable {
     }
 
     /// The §1.5 outcome of an assertion the engine refused (steps 3, 5-8); `nil` for an error that is no refusal.
-    static func outcome(refusing error: SesameError) -> InlineOutcome? {
+    static func outcome(refusing error: SesameError) -> InlineVerdict? {
         switch error.code {
         case .verificationFailed, .blocked: .assertionInvalid
         case .expired: .challengeExpired
@@ -241,7 +250,7 @@ public struct InlinePasskeyService: Sendable {
     /// A request that can still complete, or the outcome that closes it.
     enum OpenRequest {
         case open(VerificationRequestRecord, now: Date)
-        case closed(InlineOutcome)
+        case closed(InlineVerdict)
     }
 
     /// The checks every public call starts with: the per-IP limit, then the request named by a well-formed ID (this
