@@ -82,7 +82,7 @@ public struct PasskeyService: Sendable {
     let secrets: SecretsAtRest
 
     /// How long a registration or sign-in challenge works: 5 minutes.
-    public static let challengeLifetime: TimeInterval = 300
+    public static let challengeLifetime: TimeInterval = CeremonyEngine.challengeLifetime
     /// How long a sign-in token works: 1 minute.
     public static let tokenLifetime: TimeInterval = 60
     /// The most passkeys a user may have, counting live pending registrations.
@@ -131,17 +131,12 @@ public struct PasskeyService: Sendable {
         let decision = try RateLimiter(store: store, clock: clock)
             .hit("passkey-registration:\(user.id)", limit: Self.attemptsPerHour, window: 3600)
         guard decision.allowed else { throw SesameError(.rateLimited, "10 registrations per user per hour", rateLimit: decision) }
-        let record = ChallengeRecord(
-            id: id, projectID: project.id, purpose: ChallengeRecord.registrationPurpose,
-            challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: user.id, sessionID: session.id,
-            expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id, name: name
-        )
         let existing = try StoreErrors.map { () throws(StoreError) in try store.credentials.get(id: id) }
         guard existing == nil else { throw SesameError(.conflict, "the passkey ID is taken") }
-        let created = try StoreErrors.map { () throws(StoreError) in
-            try store.challenges.createIfUnderLimit(record, limit: Self.maximumPerUser)
-        }
-        guard created else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
+        let record = try CeremonyEngine(store: store, clock: clock).startRegistration(
+            .accountSession(userID: user.id, sessionID: session.id), id: id, project: project, rpID: policy.id, name: name, limit: Self.maximumPerUser
+        )
+        guard let record else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
         let excluded = try StoreErrors.map { () throws(StoreError) in try store.credentials.list(userID: user.id) }
             .filter { $0.rpID == policy.id }
             .map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) }
@@ -149,7 +144,7 @@ public struct PasskeyService: Sendable {
         return RegistrationStart(
             passkeyID: id, challenge: record.challenge, rpID: policy.id, rpName: project.relyingPartyName, userHandle: user.userHandle,
             userName: userName, userDisplayName: user.name.isEmpty ? userName : user.name,
-            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: now, expiresAt: record.expiresAt,
+            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: record.createdAt, expiresAt: record.expiresAt,
             rateLimit: decision
         )
     }
@@ -223,14 +218,9 @@ public struct PasskeyService: Sendable {
     public func beginSignIn(project: Project, requestOrigin: String?, clientIP: String?) throws(SesameError) -> SignInStart {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let decision = try limitSignIn("start", clientIP)
-        let now = clock.now()
-        let record = ChallengeRecord(
-            id: Identifiers.unique(), projectID: project.id, purpose: Self.signInPurpose,
-            challenge: SecureRandom.bytes(count: ChallengeService.byteCount), requestID: clientIP,
-            expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id
-        )
-        try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
-        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: now, expiresAt: record.expiresAt,
+        let record = try CeremonyEngine(store: store, clock: clock).start(.signIn, id: Identifiers.unique(), project: project, rpID: policy.id,
+                                                                           clientIP: clientIP)
+        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: record.createdAt, expiresAt: record.expiresAt,
                            rateLimit: decision)
     }
 

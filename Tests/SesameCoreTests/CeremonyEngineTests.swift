@@ -241,6 +241,27 @@ import WebAuthn
         }
     }
 
+    @Test("start stores a 5-minute challenge bound as asked, which only its own binding takes back; registrations keep the limit",
+          arguments: Backend.allCases)
+    func start(backend: Backend) throws {
+        let world = try World(backend)
+        let engine = world.engine, now = world.sesame.clock.now()
+        for binding: ChallengeBinding in [.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1")] {
+            let started = try engine.start(binding, id: Identifiers.uuid(), project: world.project, rpID: "example.org", userID: "alice",
+                                           linkID: "lnk_1", clientIP: "192.0.2.1")
+            #expect(started.challenge.count == 32 && started.purpose == binding.purpose && started.rpID == "example.org")
+            #expect(started.expiresAt == now.addingTimeInterval(300) && started.linkID == "lnk_1")
+            let consumed = try engine.consume(started.id, binding: binding, project: world.project)
+            #expect(consumed.challenge == started.challenge && consumed.userID == "alice")
+        }
+        let binding = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
+        // Alice has one passkey: a limit of 2 leaves room for one pending registration, not two.
+        let first = try engine.startRegistration(binding, id: "pk_1", project: world.project, rpID: "example.org", name: "Laptop", limit: 2)
+        #expect(first?.name == "Laptop" && first?.sessionID == "s1" && first?.userID == "alice")
+        #expect(try engine.startRegistration(binding, id: "pk_2", project: world.project, rpID: "example.org", name: nil, limit: 2) == nil)
+        #expect(try engine.consume("pk_1", binding: binding, project: world.project).id == "pk_1")
+    }
+
     @Test("registration: a genuine response verifies; another origin is origin_mismatch; a changed relying party is refused",
           arguments: Backend.allCases)
     func registration(backend: Backend) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SesameCrypto
 import SesameStore
 import WebAuthn
 
@@ -42,6 +43,51 @@ public struct AuthenticatedPasskey: Sendable {
 public struct CeremonyEngine: Sendable {
     let store: Store
     let clock: any SesameClock
+
+    /// How long a ceremony's challenge works: 5 minutes, on every face.
+    public static let challengeLifetime: TimeInterval = 300
+
+    /// Starts a ceremony: stores a fresh 32-byte challenge bound to `binding`, for ``challengeLifetime``, so that any
+    /// node can finish it.
+    /// - Parameters:
+    ///   - id: the challenge's ID (what finishing names).
+    ///   - rpID: the relying party the ceremony runs under; finishing under another is refused.
+    ///   - userID: whom it is for, when known; `linkID`: the partner link it was issued under; `clientIP`: a
+    ///     sign-in's caller.
+    public func start(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, userID: String? = nil, linkID: String? = nil,
+                      clientIP: String? = nil) throws(SesameError) -> ChallengeRecord {
+        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, linkID: linkID, clientIP: clientIP)
+        try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
+        return record
+    }
+
+    /// Starts a registration for the account session of `binding`: a pending passkey named `name`, stored only while
+    /// the user has fewer than `limit` passkeys and pending registrations (checked atomically).
+    /// - Returns: the pending registration, or `nil` when the limit is reached.
+    public func startRegistration(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, name: String?, limit: Int)
+        throws(SesameError) -> ChallengeRecord?
+    {
+        guard case .accountSession(let userID, _) = binding else { preconditionFailure("a registration is bound to an account session") }
+        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, name: name)
+        let created = try StoreErrors.map { () throws(StoreError) in try store.challenges.createIfUnderLimit(record, limit: limit) }
+        return created ? record : nil
+    }
+
+    private func challengeRecord(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, userID: String?, linkID: String? = nil,
+                                 name: String? = nil, clientIP: String? = nil) -> ChallengeRecord {
+        let now = clock.now()
+        var sessionID: String?, requestID: String?
+        switch binding {
+        case .accountSession(_, let session): sessionID = session
+        case .signIn: requestID = clientIP
+        case .verificationRequest(let request), .handOff(let request): requestID = request
+        }
+        return ChallengeRecord(
+            id: id, projectID: project.id, purpose: binding.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: userID,
+            sessionID: sessionID, requestID: requestID, expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: rpID,
+            name: name, linkID: linkID
+        )
+    }
 
     /// Finishes a registration (WebAuthn §7.1) with the `RegistrationResponseJSON` against the consumed `challenge`.
     /// - Throws: `expired` (`relying_party_changed`), `verification_failed` with the core's code.

@@ -35,21 +35,17 @@ public struct HandOffService: Sendable {
     /// Options for the page: the linked person's passkeys, or any discoverable passkey of the project.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> HandOffAnswer {
         let inline = InlinePasskeyService(sesame: sesame)
-        let request: VerificationRequestRecord, now: Date
+        let request: VerificationRequestRecord
         switch try inline.openRequest(requestID, clientIP: clientIP, counting: .options) {
         case .closed(let outcome): return .closed(outcome)
-        case .open(let open, let time): (request, now) = (open, time)
+        case .open(let open, _): request = open
         }
         let partner = try sesame.partners.get(request.partnerID)
         let project = try sesame.projects.get(partner.projectID)
         let link = try inline.currentLink(of: request)
         let credentials = try link.map { link throws(SesameError) in try inline.usableCredentials(userID: link.userID, project: project) } ?? []
-        let challenge = ChallengeRecord(
-            id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
-            userID: link?.userID, requestID: request.id, expiresAt: now.addingTimeInterval(InlinePasskeyService.challengeLifetime), createdAt: now,
-            rpID: project.relyingPartyID, linkID: link?.id
-        )
-        try StoreErrors.map { () throws(StoreError) in try sesame.store.challenges.create(challenge) }
+        let challenge = try sesame.ceremonies.start(.handOff(requestID: request.id), id: Identifiers.uuid(), project: project,
+                                                    rpID: project.relyingPartyID, userID: link?.userID, linkID: link?.id)
         return .options(HandOffOptions(
             partnerName: partner.name, scope: request.scope, linkIntent: request.linkIntent, rpID: project.relyingPartyID,
             challenge: challenge.challenge, allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },

@@ -144,7 +144,7 @@ public struct InlinePasskeyService: Sendable {
     let sesame: Sesame
 
     /// How long an inline challenge works: 5 minutes.
-    public static let challengeLifetime: TimeInterval = 300
+    public static let challengeLifetime: TimeInterval = CeremonyEngine.challengeLifetime
     /// `passkey-options` and `passkey-complete` calls allowed per request, each.
     public static let callsPerRequest = 10
     static let purpose = ChallengeBinding.inlinePurpose
@@ -160,10 +160,10 @@ public struct InlinePasskeyService: Sendable {
     /// - Parameter clientIP: for the per-IP limit.
     /// - Throws: `rate_limited`, or a storage error.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> InlineOptionsAnswer {
-        let request: VerificationRequestRecord, now: Date
+        let request: VerificationRequestRecord
         switch try openRequest(requestID, clientIP: clientIP, counting: .options) {
         case .closed(let outcome): return .closed(outcome)
-        case .open(let open, let time): (request, now) = (open, time)
+        case .open(let open, _): request = open
         }
         let url = sesame.inline.handOffURL(requestID: request.id)
         let setupURL = sesame.inline.setupURL
@@ -171,12 +171,8 @@ public struct InlinePasskeyService: Sendable {
         let project = try project(of: request)
         let credentials = try usableCredentials(userID: link.userID, project: project)
         guard !credentials.isEmpty else { return .fallback(reason: "no_passkey", url: url, setupURL: setupURL) }
-        let challenge = ChallengeRecord(
-            id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
-            userID: link.userID, requestID: request.id, expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now,
-            rpID: project.relyingPartyID, linkID: link.id
-        )
-        try StoreErrors.map { () throws(StoreError) in try sesame.store.challenges.create(challenge) }
+        let challenge = try sesame.ceremonies.start(.verificationRequest(requestID: request.id), id: Identifiers.uuid(), project: project,
+                                                    rpID: project.relyingPartyID, userID: link.userID, linkID: link.id)
         return .options(InlinePasskeyOptions(
             rpID: project.relyingPartyID, challenge: challenge.challenge,
             allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },
