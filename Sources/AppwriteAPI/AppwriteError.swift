@@ -152,6 +152,8 @@ func appwriteError(_ error: SesameError, notFound: AppwriteErrorType = .generalR
     case .expired: .appwrite(.userInvalidToken)
     case .limitReached: .appwrite(.userPasskeyLimitExceeded)
     case .unsupported: .appwrite(.userAuthMethodUnsupported)
+    // As Appwrite does for an unregistered client: say which web platform to add (the project's own data only).
+    case .noRelyingParty: .appwrite(.generalUnknownOrigin, "Invalid Origin. \(error.detail)")
     case .reauthenticationRequired: .appwrite(.userReauthenticationRequired)
     case .verificationFailed: .appwrite(.userPasskeyInvalid)
     case .invalidJWT: .appwrite(.userJWTInvalid)

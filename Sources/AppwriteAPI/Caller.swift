@@ -83,15 +83,9 @@ struct Caller {
         return key
     }
 
-    /// Whether a browser `Origin` belongs to one of the project's web platforms: its host equals a platform's
-    /// hostname or matches a `*.` wildcard one (any scheme and port, as in Appwrite).
+    /// Whether a browser `Origin` belongs to one of the project's web platforms (``ProjectConfiguration/allowsBrowserOrigin(_:)``).
     static func isAllowed(origin: String, _ project: Project) -> Bool {
-        guard let host = URL(string: origin)?.host?.lowercased() else { return false }
-        return project.platforms.contains { entry in
-            guard case .web(let hostname) = entry.platform else { return false }
-            if hostname.hasPrefix("*.") { return host.hasSuffix(String(hostname.dropFirst())) }
-            return host == hostname
-        }
+        project.configuration.allowsBrowserOrigin(origin)
     }
 
     /// The session secret the request presents, if any.

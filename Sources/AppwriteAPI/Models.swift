@@ -130,62 +130,6 @@ struct PasskeyChallengeModel<Options: Encodable>: Encodable {
     }
 }
 
-/// `PublicKeyCredentialCreationOptionsJSON` for a registration (discoverable, user verification required).
-struct CreationOptions: Encodable {
-    struct RelyingParty: Encodable { let id, name: String }
-    struct UserEntity: Encodable { let id, name, displayName: String }
-    struct Parameter: Encodable {
-        let type = "public-key"
-        let alg: Int
-    }
-    struct Descriptor: Encodable {
-        let type = "public-key"
-        let id: String
-        let transports: [String]
-    }
-    struct Selection: Encodable {
-        let residentKey = "required"
-        let requireResidentKey = true
-        let userVerification = "required"
-    }
-    struct Extensions: Encodable { let credProps = true }
-
-    let rp: RelyingParty
-    let user: UserEntity
-    let challenge: String
-    let pubKeyCredParams: [Parameter]
-    let timeout: Int
-    let excludeCredentials: [Descriptor]
-    let authenticatorSelection = Selection()
-    let attestation = "none"
-    let hints: [String] = []
-    let extensions = Extensions()
-
-    init(_ start: RegistrationStart) {
-        rp = RelyingParty(id: start.rpID, name: start.rpName)
-        user = UserEntity(id: Base64URL.encode(start.userHandle), name: start.userName, displayName: start.userDisplayName)
-        challenge = Base64URL.encode(start.challenge)
-        pubKeyCredParams = start.algorithms.map { Parameter(alg: $0) }
-        timeout = Int(PasskeyService.challengeLifetime * 1000)  // trap-safe: a constant
-        excludeCredentials = start.excludeCredentials.map { Descriptor(id: Base64URL.encode($0.id), transports: $0.transports) }
-    }
-}
-
-/// `PublicKeyCredentialRequestOptionsJSON` for a usernameless sign-in: empty `allowCredentials`.
-struct RequestOptions: Encodable {
-    let challenge: String
-    let timeout: Int
-    let rpId: String
-    let allowCredentials: [String] = []
-    let userVerification = "required"
-
-    init(_ start: SignInStart) {
-        challenge = Base64URL.encode(start.challenge)
-        timeout = Int(PasskeyService.challengeLifetime * 1000)  // trap-safe: a constant
-        rpId = start.rpID
-    }
-}
-
 /// The Token model (spec §2.5), as `users.create_token` answers it to an API key: the secret filled.
 struct TokenModel: Encodable {
     let id, createdAt, userId, secret, expire, phrase: String

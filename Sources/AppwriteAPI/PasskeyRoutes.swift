@@ -23,7 +23,7 @@ enum PasskeyRoutes {
             }
             var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.passkeyID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: start.passkeyID,
-                expire: AppwriteDate.string(start.expiresAt), publicKey: CreationOptions(start)), status: 201)
+                expire: AppwriteDate.string(start.expiresAt), publicKey: start.options), status: 201)
             AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
             return response
         }
@@ -57,12 +57,14 @@ enum PasskeyRoutes {
             let caller = try Caller(request, sesame)
             let (session, user) = try caller.requireUser()
             let credential = try credentialJSON(request)
-            let passkey = try passkeyCall { () throws(SesameError) in
+            let (passkey, observed) = try ceremonyCall("registration") { () throws(SesameError) in
                 try sesame.passkeys.finishRegistration(project: caller.project, user: user, session: session,
                                                        passkeyID: request.pathParameters["passkeyId"] ?? "", credentialJSON: credential,
                                                        requestOrigin: origin(request))
             }
-            return AppwriteAPI.json(PasskeyModel(passkey))
+            var response = AppwriteAPI.json(PasskeyModel(passkey))
+            response.ceremony = observed
+            return response
         }
 
         // T1: start a usernameless sign-in (API keys are not rate limited).
@@ -75,7 +77,7 @@ enum PasskeyRoutes {
             }
             var response = AppwriteAPI.json(PasskeyChallengeModel(
                 id: start.challengeID, createdAt: AppwriteDate.string(start.createdAt), passkeyId: "",
-                expire: AppwriteDate.string(start.expiresAt), publicKey: RequestOptions(start)), status: 201)
+                expire: AppwriteDate.string(start.expiresAt), publicKey: start.options), status: 201)
             AppwriteAPI.setRateLimitHeaders(&response.headers, start.rateLimit)
             return response
         }
@@ -86,11 +88,12 @@ enum PasskeyRoutes {
             let withKey = try caller.requireSessionsWrite(sesame)
             let challengeID = try AppwriteAPI.required(try decodeJSONBody(TokenBody.self, from: request).challengeId, "challengeId")
             let credential = try credentialJSON(request)
-            let token = try passkeyCall { () throws(SesameError) in
+            let (token, observed) = try ceremonyCall("authentication") { () throws(SesameError) in
                 try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
                                                  requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
             }
             var response = AppwriteAPI.json(TokenSecretModel(token), status: 201)
+            response.ceremony = observed
             AppwriteAPI.setRateLimitHeaders(&response.headers, token.rateLimit)
             return response
         }
@@ -99,6 +102,18 @@ enum PasskeyRoutes {
     /// Runs a passkey domain call: `not_found` is `user_passkey_not_found`, `conflict` `user_passkey_already_exists`.
     static func passkeyCall<T>(_ body: () throws(SesameError) -> T) throws(HTTPError) -> T {
         try AppwriteAPI.call(notFound: .userPasskeyNotFound, conflict: .userPasskeyAlreadyExists, body)
+    }
+
+    /// Runs the domain call that finishes a ceremony: the client gets this face's generic error, the operator (metrics,
+    /// request log) the reason, attached to the answer either way.
+    static func ceremonyCall<T>(_ ceremony: String, _ body: () throws(SesameError) -> T) throws(HTTPError) -> (T, CeremonyObservation) {
+        do {
+            return (try body(), CeremonyObservation(face: "appwrite", ceremony: ceremony, reason: ""))
+        } catch {
+            var refused = appwriteError(error, notFound: .userPasskeyNotFound, conflict: .userPasskeyAlreadyExists)
+            refused.ceremony = CeremonyObservation(face: "appwrite", ceremony: ceremony, reason: error.reason)
+            throw refused
+        }
     }
 
     /// The calling web origin: `Origin`, else the origin of `Referer` (spec §4.3).

@@ -134,10 +134,8 @@ enum ProjectRoutes {
     /// The passkey policy: the relying party ID and the origins the platforms give (none when passkeys cannot run),
     /// plus `http://localhost` (any port) when a `localhost` web platform exists.
     private static func policy(_ project: Project, _ sesame: Sesame) -> PasskeyPolicyModel {
-        var origins = (try? sesame.passkeys.relyingParty(project, requestOrigin: nil).origins) ?? []
-        if project.platforms.contains(where: { $0.platform == .web(hostname: RelyingParties.localhostID) }) {
-            origins.append("http://localhost")
-        }
+        let accepted = project.configuration.acceptedOrigins
+        let origins = project.authMethods["passkey"] == false ? accepted.filter { $0 == "http://localhost" } : accepted
         return PasskeyPolicyModel(rpId: project.relyingPartyID, origins: origins)
     }
 

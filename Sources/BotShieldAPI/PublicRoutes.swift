@@ -19,7 +19,7 @@ enum PublicRoutes {
         }
 
         router.add(.POST, "/operations/request/passkey-complete", corsAnyOrigin: true) { request in
-            try completion(request, sesame) { requestID, challengeID, credentialJSON throws(SesameError) in
+            try completion(request, sesame, face: "inline") { requestID, challengeID, credentialJSON throws(SesameError) in
                 try sesame.inlinePasskey.complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON,
                                                   clientIP: request.remoteAddress)
             }
@@ -35,7 +35,7 @@ enum PublicRoutes {
         }
 
         router.add(.POST, "/operations/handoff/complete", corsAnyOrigin: true) { request in
-            try completion(request, sesame) { requestID, challengeID, credentialJSON throws(SesameError) in
+            try completion(request, sesame, face: "handoff") { requestID, challengeID, credentialJSON throws(SesameError) in
                 try sesame.handOff.complete(requestID: requestID, challengeID: challengeID, credentialJSON: credentialJSON,
                                             clientIP: request.remoteAddress)
             }
@@ -53,7 +53,7 @@ enum PublicRoutes {
         switch answer {
         case .options(let options):
             BotShieldAPI.envelope([
-                "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                "options": options.options.jsonObject,
                 "challenge_id": options.challengeID,
                 "expires_at": Timestamps.rfc3339(options.expiresAt),
                 "url": options.url,
@@ -72,7 +72,7 @@ enum PublicRoutes {
         case .options(let options):
             BotShieldAPI.envelope([
                 "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
-                "options": requestOptions(rpID: options.rpID, challenge: options.challenge, allowCredentials: options.allowCredentials),
+                "options": options.options.jsonObject,
                 "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
             ])
         case .closed(let outcome):
@@ -81,38 +81,45 @@ enum PublicRoutes {
     }
 
     /// Reads `{request_id, challenge_id, response}` and runs `complete`. §1.5 step 1: a body that is not an object, or
-    /// lacks a field, fails before anything is looked up.
-    static func completion(_ request: HTTPRequest, _ sesame: Sesame,
-                           _ complete: (String, String, [UInt8]) throws(SesameError) -> InlineOutcome) throws(HTTPError) -> HTTPResponse {
+    /// lacks a field, fails before anything is looked up. The answer carries the ceremony's outcome and reason for the
+    /// operator (`face` is `inline` or `handoff`); the client sees only the outcome and its code.
+    static func completion(_ request: HTTPRequest, _ sesame: Sesame, face: String,
+                           _ complete: (String, String, [UInt8]) throws(SesameError) -> InlineCompletion) throws(HTTPError) -> HTTPResponse {
+        func observed(_ reason: String?) -> CeremonyObservation {
+            CeremonyObservation(face: face, ceremony: "authentication", reason: reason ?? "")
+        }
         let body = BotShieldAPI.object(request)
-        guard let requestID = BotShieldAPI.string(body, "request_id") else { return BotShieldAPI.envelope(payload(.unknownRequest)) }
+        guard let requestID = BotShieldAPI.string(body, "request_id") else {
+            var response = BotShieldAPI.envelope(payload(.unknownRequest))
+            response.ceremony = observed(InlineVerdict.unknownRequest.reason)
+            return response
+        }
         guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
               let response = body?["response"] as? [String: Any],
               let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
-        else { return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(.assertionInvalid)), requestID: requestID, sesame) }
-        let outcome = try PartnerRoutes.call { () throws(SesameError) in try complete(requestID, challengeID, Array(credentialJSON)) }
-        return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(outcome)), requestID: requestID, sesame)
+        else {
+            var response = BotShieldAPI.tagged(BotShieldAPI.envelope(payload(.assertionInvalid)), requestID: requestID, sesame)
+            response.ceremony = observed(WebAuthnError.Code.malformedResponse.rawValue)
+            return response
+        }
+        let completion: InlineCompletion
+        do {
+            completion = try complete(requestID, challengeID, Array(credentialJSON))
+        } catch {
+            var refused = PartnerRoutes.map(error)
+            refused.ceremony = observed(error.reason)
+            throw refused
+        }
+        var answer = BotShieldAPI.tagged(BotShieldAPI.envelope(payload(completion.outcome)), requestID: requestID, sesame)
+        answer.ceremony = observed(completion.reason)
+        return answer
     }
 
     /// `{ outcome, code? }` and nothing else.
-    static func payload(_ outcome: InlineOutcome) -> [String: Any] {
+    static func payload(_ verdict: InlineVerdict) -> [String: Any] {
+        let outcome = InlineOutcome(verdict)
         var payload: [String: Any] = ["outcome": outcome.outcome]
         if let code = outcome.code { payload["code"] = code }
         return payload
-    }
-
-    /// WebAuthn request options to pass to the platform unchanged: nothing names the person.
-    static func requestOptions(rpID: String, challenge: [UInt8], allowCredentials: [CredentialDescriptor]) -> [String: Any] {
-        [
-            "rpId": rpID,
-            "challenge": Base64URL.encode(challenge),
-            "allowCredentials": allowCredentials.map { credential -> [String: Any] in
-                var descriptor: [String: Any] = ["id": Base64URL.encode(credential.id), "type": "public-key"]
-                if !credential.transports.isEmpty { descriptor["transports"] = credential.transports }
-                return descriptor
-            },
-            "userVerification": "required",
-            "timeout": 60000,
-        ]
     }
 }

@@ -82,7 +82,7 @@ public struct PasskeyService: Sendable {
     let secrets: SecretsAtRest
 
     /// How long a registration or sign-in challenge works: 5 minutes.
-    public static let challengeLifetime: TimeInterval = 300
+    public static let challengeLifetime: TimeInterval = CeremonyEngine.challengeLifetime
     /// How long a sign-in token works: 1 minute.
     public static let tokenLifetime: TimeInterval = 60
     /// The most passkeys a user may have, counting live pending registrations.
@@ -90,36 +90,18 @@ public struct PasskeyService: Sendable {
     /// Registration starts per user, and sign-in starts and finishes per IP, each hour.
     public static let attemptsPerHour = 10
     /// ES256 and RS256, as offered in `pubKeyCredParams` and accepted at registration.
-    public static let algorithms: [COSEAlgorithmIdentifier] = [.init(rawValue: -7), .init(rawValue: -257)]
-    static let signInPurpose = "passkey-signin"
+    public static let algorithms: [COSEAlgorithmIdentifier] = RelyingParties.algorithms
+    static let signInPurpose = ChallengeBinding.signInPurpose
     static let tokenPrefix = "sesame_tk_"
 
     // MARK: Relying party
 
-    /// The relying party of a passkey ceremony of `project` for a request with this `Origin`.
-    ///
-    /// `http://localhost:<port>` runs under the `localhost` relying party when the project has a web platform
-    /// `localhost`. Otherwise the project's relying party ID, with the origins its platforms give: web platforms on
-    /// the relying party's domain or its subdomains, Android apps by signing key, Apple apps as `https://<rpId>`.
-    /// - Throws: `unsupported` when passkeys are off, or there is no relying party ID or no origin.
+    /// The relying party of a passkey ceremony of `project` for a request with this `Origin` (``RelyingParties``).
+    /// - Throws: `unsupported` when passkeys are off; `no_relying_party` when no platform gives the relying party an
+    ///   origin.
     public func relyingParty(_ project: Project, requestOrigin: String?) throws(SesameError) -> RelyingPartyPolicy {
         guard project.authMethods["passkey"] != false else { throw SesameError(.unsupported, "passkeys are switched off") }
-        if let origin = requestOrigin, RelyingParties.isLocalhost(origin),
-           project.platforms.contains(where: { $0.platform == .web(hostname: RelyingParties.localhostID) }) {
-            return RelyingPartyPolicy(id: RelyingParties.localhostID, origins: [origin], allowedAlgorithms: Self.algorithms)
-        }
-        let rpID = project.relyingPartyID
-        let origins = project.platforms.flatMap { entry -> [String] in
-            if case .web(let host) = entry.platform {
-                let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
-                return bare == rpID || bare.hasSuffix("." + rpID) ? entry.platform.origins(rpID: rpID) : []
-            }
-            return entry.platform.origins(rpID: rpID)
-        }
-        guard !rpID.isEmpty, !origins.isEmpty else {
-            throw SesameError(.unsupported, "the project has no relying party ID with a matching platform")
-        }
-        return RelyingPartyPolicy(id: rpID, origins: Array(Set(origins)).sorted(), allowedAlgorithms: Self.algorithms)
+        return try RelyingParties.policy(for: project.configuration, requestOrigin: requestOrigin)
     }
 
     // MARK: Registration
@@ -149,17 +131,12 @@ public struct PasskeyService: Sendable {
         let decision = try RateLimiter(store: store, clock: clock)
             .hit("passkey-registration:\(user.id)", limit: Self.attemptsPerHour, window: 3600)
         guard decision.allowed else { throw SesameError(.rateLimited, "10 registrations per user per hour", rateLimit: decision) }
-        let record = ChallengeRecord(
-            id: id, projectID: project.id, purpose: ChallengeRecord.registrationPurpose,
-            challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: user.id, sessionID: session.id,
-            expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id, name: name
-        )
         let existing = try StoreErrors.map { () throws(StoreError) in try store.credentials.get(id: id) }
         guard existing == nil else { throw SesameError(.conflict, "the passkey ID is taken") }
-        let created = try StoreErrors.map { () throws(StoreError) in
-            try store.challenges.createIfUnderLimit(record, limit: Self.maximumPerUser)
-        }
-        guard created else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
+        let record = try CeremonyEngine(store: store, clock: clock).startRegistration(
+            .accountSession(userID: user.id, sessionID: session.id), id: id, project: project, rpID: policy.id, name: name, limit: Self.maximumPerUser
+        )
+        guard let record else { throw SesameError(.limitReached, "10 passkeys, counting pending registrations") }
         let excluded = try StoreErrors.map { () throws(StoreError) in try store.credentials.list(userID: user.id) }
             .filter { $0.rpID == policy.id }
             .map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) }
@@ -167,7 +144,7 @@ public struct PasskeyService: Sendable {
         return RegistrationStart(
             passkeyID: id, challenge: record.challenge, rpID: policy.id, rpName: project.relyingPartyName, userHandle: user.userHandle,
             userName: userName, userDisplayName: user.name.isEmpty ? userName : user.name,
-            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: now, expiresAt: record.expiresAt,
+            algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: record.createdAt, expiresAt: record.expiresAt,
             rateLimit: decision
         )
     }
@@ -180,24 +157,9 @@ public struct PasskeyService: Sendable {
                                    requestOrigin: String?) throws(SesameError) -> Passkey {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let now = clock.now()
-        let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: passkeyID) }
-        guard let pending, pending.purpose == ChallengeRecord.registrationPurpose, pending.projectID == project.id,
-              pending.userID == user.id
-        else { throw SesameError(.notFound, "no pending registration with this ID") }
-        let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: passkeyID, now: now) }
-        guard let consumed else {
-            throw pending.isExpired(at: now) ? SesameError(.expired, "the registration expired") : SesameError(.notFound, "already finished")
-        }
-        guard consumed.sessionID == session.id else { throw SesameError(.expired, "registration started in another session") }
-        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony") }
-        let verified: VerifiedRegistration
-        do {
-            let credential = try RegistrationCredential(json: credentialJSON)
-            verified = try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: consumed.challenge),
-                                                       at: now)
-        } catch {
-            throw SesameError(.verificationFailed, error.code.rawValue)
-        }
+        let engine = CeremonyEngine(store: store, clock: clock)
+        let consumed = try engine.consume(passkeyID, binding: .accountSession(userID: user.id, sessionID: session.id), project: project)
+        let verified = try engine.finishRegistration(credentialJSON, challenge: consumed, policy: policy)
         let record = SesameStore.CredentialRecord(
             id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id, credentialID: verified.credentialID,
             publicKey: verified.publicKey.cborEncoded, algorithm: Int64(verified.publicKey.algorithm.rawValue),
@@ -256,14 +218,9 @@ public struct PasskeyService: Sendable {
     public func beginSignIn(project: Project, requestOrigin: String?, clientIP: String?) throws(SesameError) -> SignInStart {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let decision = try limitSignIn("start", clientIP)
-        let now = clock.now()
-        let record = ChallengeRecord(
-            id: Identifiers.unique(), projectID: project.id, purpose: Self.signInPurpose,
-            challenge: SecureRandom.bytes(count: ChallengeService.byteCount), requestID: clientIP,
-            expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: policy.id
-        )
-        try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
-        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: now, expiresAt: record.expiresAt,
+        let record = try CeremonyEngine(store: store, clock: clock).start(.signIn, id: Identifiers.unique(), project: project, rpID: policy.id,
+                                                                           clientIP: clientIP)
+        return SignInStart(challengeID: record.id, challenge: record.challenge, rpID: policy.id, createdAt: record.createdAt, expiresAt: record.expiresAt,
                            rateLimit: decision)
     }
 
@@ -277,36 +234,11 @@ public struct PasskeyService: Sendable {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let decision = try limitSignIn("finish", clientIP)
         let now = clock.now()
-        let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: challengeID, now: now) }
-        guard let consumed, consumed.purpose == Self.signInPurpose, consumed.projectID == project.id else {
-            throw SesameError(.expired, "the sign-in challenge is unknown, used or expired")
-        }
-        guard consumed.rpID == policy.id else { throw SesameError(.expired, "the relying party changed during the ceremony") }
-        let credential: AuthenticationCredential
-        do { credential = try AuthenticationCredential(json: credentialJSON) } catch {
-            throw SesameError(.verificationFailed, error.code.rawValue)
-        }
-        let stored = try StoreErrors.map { () throws(StoreError) in try store.credentials.find(rpID: policy.id, credentialID: credential.rawID) }
-        guard let stored, stored.projectID == project.id else { throw SesameError(.verificationFailed, "unknown credential") }
-        let owner = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) }
-        guard let owner else { throw SesameError(.verificationFailed, "the credential's user is gone") }
-        let verified: VerifiedAuthentication
-        do {
-            let record = WebAuthn.CredentialRecord(
-                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
-                backupEligible: stored.backupEligible, userHandle: owner.userHandle
-            )
-            verified = try AuthenticationVerifier.verify(credential, expectations: AuthenticationExpectations(policy: policy, challenge: consumed.challenge),
-                                                         record: record)
-        } catch {
-            throw SesameError(.verificationFailed, error.code.rawValue)
-        }
-        guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
-        let updated = try StoreErrors.map { () throws(StoreError) in
-            try store.credentials.updateAfterAuthentication(id: stored.id, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
-                                                            userVerified: verified.userVerified, at: now)
-        }
-        guard updated else { throw SesameError(.verificationFailed, "the sign count did not move forward") }
+        let engine = CeremonyEngine(store: store, clock: clock)
+        let binding = ChallengeBinding.signIn
+        let consumed = try engine.consume(challengeID, binding: binding, project: project)
+        let owner = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: policy,
+                                                    identification: .usernameless, userVerification: binding.kind.userVerification).owner
         let secret = Identifiers.secret(prefix: Self.tokenPrefix)
         let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: try secrets.tokenHash(secret),
                                 kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))

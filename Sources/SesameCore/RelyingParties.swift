@@ -1,21 +1,54 @@
 import Foundation
 import WebAuthn
 
-/// Works out the relying party a ceremony runs under, from a project and the calling origin.
+/// The one relying-party resolver: which relying party a ceremony runs under and which origins it accepts, computed
+/// from a project's platforms. Ceremonies, CORS, the management API, `sesame platform list` and the well-known files
+/// all read it, so what is listed as accepted is exactly what a ceremony accepts.
 public enum RelyingParties {
     /// The relying party ID development requests from `http://localhost:<port>` run under.
     public static let localhostID = "localhost"
+    /// ES256 and RS256, as offered in `pubKeyCredParams` and accepted at registration.
+    public static let algorithms: [COSEAlgorithmIdentifier] = [.init(rawValue: -7), .init(rawValue: -257)]
 
-    /// The policy for a ceremony of `project`, given the request's `Origin` header.
+    /// The policy of an account ceremony of `project` (Appwrite's spec §4.4), given the request's `Origin`.
     ///
     /// A request from `http://localhost` (any port) gets the separate `localhost` relying party, accepting exactly
-    /// that origin, so developers can try passkeys without touching the production relying party. Every other
-    /// request gets the project's relying party with the origins computed from its platforms.
-    public static func policy(for project: ProjectConfiguration, requestOrigin: String?) -> RelyingPartyPolicy {
-        if let origin = requestOrigin, isLocalhost(origin) {
-            return RelyingPartyPolicy(id: localhostID, origins: [origin])
+    /// that origin, when the project has a `localhost` web platform, so developers can try passkeys without touching
+    /// the production relying party. Every other request gets the project's relying party with
+    /// ``ProjectConfiguration/acceptedOrigins``.
+    /// - Throws: `no_relying_party` when the project has no relying party ID or no platform gives it an origin; the
+    ///   detail says what to add (it names only the project's own configuration, never request data).
+    public static func policy(for project: ProjectConfiguration, requestOrigin: String?) throws(SesameError) -> RelyingPartyPolicy {
+        if let origin = requestOrigin, isLocalhost(origin), project.platforms.contains(.web(hostname: localhostID)) {
+            return RelyingPartyPolicy(id: localhostID, origins: [origin], allowedAlgorithms: algorithms)
         }
-        return RelyingPartyPolicy(id: project.relyingPartyID, origins: project.acceptedOrigins)
+        let rpID = project.relyingPartyID
+        guard !rpID.isEmpty else {
+            throw SesameError(.noRelyingParty, "The project has no relying party ID: set one, then add a Web platform for it.")
+        }
+        let origins = project.relyingPartyOrigins
+        guard !origins.isEmpty else {
+            throw SesameError(.noRelyingParty,
+                              "No platform of the project gives its relying party \(rpID) an origin: add a Web platform for \(rpID) or one of its subdomains.")
+        }
+        return RelyingPartyPolicy(id: rpID, origins: origins.sorted(), allowedAlgorithms: algorithms)
+    }
+
+    /// The policy of inline assertions (BotShield §2.7): `https://{rpId}` (iOS apps), the hosted pages' `appOrigin`,
+    /// and each approved Android app's `android:apk-key-hash:` origin. User verification is the engine's to check.
+    public static func inlinePolicy(for project: ProjectConfiguration, approvedApps: [Platform], appOrigin: String) -> RelyingPartyPolicy {
+        let rpID = project.relyingPartyID
+        let apps = approvedApps.flatMap { app -> [String] in
+            if case .android = app { return app.origins(rpID: rpID) }
+            return []
+        }
+        return RelyingPartyPolicy(id: rpID, origins: Array(Set(["https://\(rpID)", appOrigin] + apps)).sorted(), requiresUserVerification: false,
+                                  allowedAlgorithms: algorithms)
+    }
+
+    /// The policy of the hosted hand-off page's assertions: only the hosted pages' `appOrigin`.
+    public static func handOffPolicy(for project: ProjectConfiguration, appOrigin: String) -> RelyingPartyPolicy {
+        RelyingPartyPolicy(id: project.relyingPartyID, origins: [appOrigin], requiresUserVerification: false, allowedAlgorithms: algorithms)
     }
 
     /// Whether `origin` is `http://localhost` with an optional port.
@@ -26,6 +59,13 @@ public enum RelyingParties {
         guard rest.first == ":" else { return false }
         let port = rest.dropFirst()
         return !port.isEmpty && port.count <= 5 && port.allSatisfy(\.isNumber) && (Int(port) ?? 0) <= 65_535
+    }
+
+    /// Whether the web platform `hostname` (`*.` wildcards included) covers `host`: the hostname itself, or for a
+    /// wildcard every subdomain but not the apex.
+    static func covers(_ hostname: String, host: String) -> Bool {
+        if hostname.hasPrefix("*.") { return host.hasSuffix(String(hostname.dropFirst())) }
+        return host == hostname
     }
 }
 
@@ -42,9 +82,36 @@ public struct ProjectConfiguration: Sendable, Hashable {
         self.platforms = platforms
     }
 
-    /// Every origin accepted in ceremonies, computed from the platforms, without duplicates, in order.
+    /// Every origin a ceremony accepts, as the management API, `sesame platform list` and the passkey policy show
+    /// them: ``relyingPartyOrigins``, then `http://localhost` (any port, under the separate `localhost` relying party)
+    /// when a `localhost` web platform exists.
     public var acceptedOrigins: [String] {
+        relyingPartyOrigins + (platforms.contains(.web(hostname: RelyingParties.localhostID)) ? ["http://localhost"] : [])
+    }
+
+    /// The origins a ceremony on the project's relying party accepts, without duplicates, in order: web platforms on
+    /// the relying party ID or its subdomains (a web platform on another domain contributes nothing), each Android
+    /// app's signing keys, and `https://<rpId>` for Apple apps (Appwrite's spec §4.4). Empty without a relying party ID.
+    public var relyingPartyOrigins: [String] {
+        let rpID = relyingPartyID
+        guard !rpID.isEmpty else { return [] }
         var seen = Set<String>()
-        return platforms.flatMap { $0.origins(rpID: relyingPartyID) }.filter { seen.insert($0).inserted }
+        return platforms.flatMap { platform -> [String] in
+            if case .web(let host) = platform {
+                let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+                return bare == rpID || bare.hasSuffix("." + rpID) ? platform.origins(rpID: rpID) : []
+            }
+            return platform.origins(rpID: rpID)
+        }.filter { seen.insert($0).inserted }
+    }
+
+    /// Whether a browser `Origin` belongs to one of the web platforms (any scheme and port, as in Appwrite): the
+    /// CORS check of the account API, which any web platform passes, on the relying party's domain or not.
+    public func allowsBrowserOrigin(_ origin: String) -> Bool {
+        guard let host = URL(string: origin)?.host?.lowercased() else { return false }
+        return platforms.contains { platform in
+            guard case .web(let hostname) = platform else { return false }
+            return RelyingParties.covers(hostname, host: host)
+        }
     }
 }

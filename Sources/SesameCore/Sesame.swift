@@ -16,6 +16,8 @@ public struct Sesame: Sendable {
     public var rateLimiter: RateLimiter { RateLimiter(store: store, clock: clock) }
     public var users: UserService { UserService(store: store, clock: clock) }
     public var sessions: SessionService { SessionService(store: store, clock: clock, secrets: secrets) }
+    /// The one ceremony engine every face's passkey registration and sign-in finish through.
+    public var ceremonies: CeremonyEngine { CeremonyEngine(store: store, clock: clock) }
     public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock, secrets: secrets) }
     public var jwts: JWTService { JWTService(store: store, clock: clock, secrets: secrets) }
     /// Sealing, opening and re-sealing the secrets at rest under ``masterKeys``.

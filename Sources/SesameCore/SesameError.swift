@@ -1,3 +1,5 @@
+import WebAuthn
+
 /// The one error the domain throws; each face maps its ``Code`` to its own wire shape and status.
 ///
 /// `description` shows the code only; `detail` (for logs and debugging) stays in `debugDescription`.
@@ -30,10 +32,17 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let blocked = Code("blocked")
         /// The authentication method is switched off, or the project cannot run it (no usable relying party).
         public static let unsupported = Code("unsupported")
+        /// The project cannot run a passkey ceremony: no relying party ID, or no platform gives it an origin. The
+        /// detail says what to add and names only the project's own configuration, so a face may show it.
+        public static let noRelyingParty = Code("no_relying_party")
         /// The session must have signed in (or completed MFA) recently to do this.
         public static let reauthenticationRequired = Code("reauthentication_required")
         /// A WebAuthn response failed verification.
         public static let verificationFailed = Code("verification_failed")
+        /// A genuine assertion, but by the passkey of someone other than the person the ceremony was for.
+        public static let wrongIdentity = Code("wrong_identity")
+        /// A genuine assertion without user verification, where the policy checks it after identity.
+        public static let userNotVerified = Code("user_not_verified")
         /// A JSON Web Token is malformed, forged, expired, or its session ended.
         public static let invalidJWT = Code("invalid_jwt")
         /// Stored secrets need the master key and none is configured (`SESAME_MASTER_KEY`, `--master-key-file`).
@@ -51,12 +60,24 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible, C
     public let detail: String
     /// For `rate_limited`: the limit that was exceeded, so a face can say when to come back.
     public let rateLimit: RateLimitDecision?
+    /// Why, as a stable code for operators (metrics, request log): the WebAuthn core's code for a failed check
+    /// (`origin_mismatch`, `sign_count_regression`), a domain reason (`unknown_credential`), or else ``code``'s
+    /// raw value. Never sent to clients: it says which step failed.
+    public let reason: String
 
     /// Creates an error.
-    public init(_ code: Code, _ detail: String, rateLimit: RateLimitDecision? = nil) {
+    /// - Parameters:
+    ///   - reason: the operator's reason code; ``code``'s raw value when `nil`.
+    public init(_ code: Code, _ detail: String, reason: String? = nil, rateLimit: RateLimitDecision? = nil) {
         self.code = code
         self.detail = detail
+        self.reason = reason ?? code.rawValue
         self.rateLimit = rateLimit
+    }
+
+    /// `verification_failed`, keeping the WebAuthn core's stable code as the ``reason`` and its step as the detail.
+    public static func verification(_ error: WebAuthnError) -> SesameError {
+        SesameError(.verificationFailed, error.detail, reason: error.code.rawValue)
     }
 
     public var description: String { "SesameError(\(code))" }

@@ -10,6 +10,8 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// Extra response headers, for example `Retry-After` or `Allow`.
     public var headers: HTTPHeaders
+    /// The ceremony this error refused, copied onto the rendered response for the operator; never rendered.
+    public var ceremony: CeremonyObservation?
 
     /// Creates an error.
     /// - Parameters:
@@ -26,6 +28,11 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The status and code, for logs.
     public var description: String { "HTTPError(\(status), \(code))" }
+
+    /// Equal when status, code, message and headers are: what the client sees (``ceremony`` is not part of it).
+    public static func == (lhs: HTTPError, rhs: HTTPError) -> Bool {
+        lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message && lhs.headers == rhs.headers
+    }
 
     /// 400: the request is malformed.
     /// - Parameters:

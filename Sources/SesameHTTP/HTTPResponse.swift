@@ -13,6 +13,8 @@ public struct HTTPResponse: Sendable {
     /// A short opaque tag the request log writes as `rq`, to correlate the requests of one resource (such as a keyed
     /// hash of a verification request's ID); never a secret or an ID itself. Not sent to the client.
     public var correlation: String?
+    /// The ceremony this request finished or refused, for the metrics and the log's `reason`. Not sent to the client.
+    public var ceremony: CeremonyObservation?
 
     /// Creates a response.
     /// - Parameters:

@@ -201,6 +201,7 @@ public struct Router: HTTPResponder {
     private func render(_ error: HTTPError, _ request: HTTPRequest, _ renderer: any HTTPErrorRenderer) -> HTTPResponse {
         var response = renderer.render(error, for: request)
         for (name, value) in error.headers { response.headers.set(name, value) }
+        response.ceremony = error.ceremony
         return response
     }
 

@@ -1,10 +1,12 @@
 import Foundation
+import SesameHTTP
 import Synchronization
 
 /// Counters and a latency histogram in Prometheus text format, shared by every worker thread.
 ///
 /// Exposes `sesame_http_requests_total{route,method,status}`, `sesame_http_request_duration_seconds`
-/// (a histogram per route) and `sesame_ceremonies_total{ceremony,outcome}`.
+/// (a histogram per route) and `sesame_ceremonies_total{face,ceremony,outcome,reason}` (one per finished or refused
+/// ceremony; `reason` is the WebAuthn or domain code of a failure, empty on success).
 public final class Metrics: Sendable {
     /// Histogram bucket upper bounds, in seconds.
     static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
@@ -15,7 +17,7 @@ public final class Metrics: Sendable {
         var count: UInt64 = 0
         var sum: Double = 0
     }
-    private struct CeremonyKey: Hashable { let ceremony: String, outcome: String }
+    private struct CeremonyKey: Hashable { let face: String, ceremony: String, outcome: String, reason: String }
     private struct State {
         var requests: [RequestKey: UInt64] = [:]
         var latency: [String: Histogram] = [:]
@@ -41,9 +43,11 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// Records the outcome of a ceremony (`registration` or `authentication`; `success` or an error code).
-    public func recordCeremony(_ ceremony: String, outcome: String) {
-        state.withLock { $0.ceremonies[CeremonyKey(ceremony: ceremony, outcome: outcome), default: 0] += 1 }
+    /// Records a finished or refused ceremony: `outcome` is `success` without a reason, `failure` with one.
+    public func recordCeremony(_ observation: CeremonyObservation) {
+        let key = CeremonyKey(face: observation.face, ceremony: observation.ceremony, outcome: observation.succeeded ? "success" : "failure",
+                              reason: observation.reason)
+        state.withLock { $0.ceremonies[key, default: 0] += 1 }
     }
 
     /// The Prometheus text exposition (format 0.0.4).
@@ -66,10 +70,14 @@ public final class Metrics: Sendable {
             lines.append("sesame_http_request_duration_seconds_sum{\(label)} \(histogram.sum)")
             lines.append("sesame_http_request_duration_seconds_count{\(label)} \(histogram.count)")
         }
-        lines.append("# HELP sesame_ceremonies_total WebAuthn ceremonies, by kind and outcome.")
+        lines.append("# HELP sesame_ceremonies_total WebAuthn ceremonies finished or refused, by face, kind, outcome and reason.")
         lines.append("# TYPE sesame_ceremonies_total counter")
-        for (key, value) in state.ceremonies.sorted(by: { ($0.key.ceremony, $0.key.outcome) < ($1.key.ceremony, $1.key.outcome) }) {
-            lines.append("sesame_ceremonies_total{ceremony=\"\(escape(key.ceremony))\",outcome=\"\(escape(key.outcome))\"} \(value)")
+        let ceremonies = state.ceremonies.sorted {
+            ($0.key.face, $0.key.ceremony, $0.key.outcome, $0.key.reason) < ($1.key.face, $1.key.ceremony, $1.key.outcome, $1.key.reason)
+        }
+        for (key, value) in ceremonies {
+            lines.append("sesame_ceremonies_total{face=\"\(escape(key.face))\",ceremony=\"\(escape(key.ceremony))\","
+                + "outcome=\"\(key.outcome)\",reason=\"\(escape(key.reason))\"} \(value)")
         }
         return lines.joined(separator: "\n") + "\n"
     }

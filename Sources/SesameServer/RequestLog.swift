@@ -4,8 +4,8 @@ import Synchronization
 /// Writes one JSON line per answered request.
 ///
 /// Only what is safe to keep: time, method, route pattern (never the concrete path, which can carry IDs),
-/// status, duration, the client address, and a route's correlation tag `rq` when it sets one (a keyed hash, see
-/// ``HTTPResponse/correlation``). Never a request ID, header, query, body, secret, challenge or credential ID
+/// status, duration, the client address, a route's correlation tag `rq` when it sets one (a keyed hash, see
+/// ``HTTPResponse/correlation``), and `reason`, the stable code of a refused ceremony (``CeremonyObservation/reason``). Never a request ID, header, query, body, secret, challenge or credential ID
 /// (DESIGN.md, "Security and privacy").
 ///
 /// Lines are formatted by hand and written in batches (every 200 ms, or at 16 KiB), since a JSON encoder and a
@@ -50,7 +50,7 @@ public final class RequestLog: @unchecked Sendable {
 
     /// Logs one request.
     public func record(time: Date, method: String, route: String, status: Int, duration: Duration, remoteAddress: String,
-                       correlation: String? = nil) {
+                       correlation: String? = nil, reason: String? = nil) {
         let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
         let full: [UInt8]? = pending.withLock { out in
             // Written straight into the batch, in the byte order of sorted keys, without intermediate strings.
@@ -60,6 +60,10 @@ public final class RequestLog: @unchecked Sendable {
             Self.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)  // trap-safe: integer remainder
             out += Self.methodKey
             Self.appendQuoted(method, to: &out)
+            if let reason, !reason.isEmpty {
+                out += Self.reasonKey
+                Self.appendQuoted(reason, to: &out)
+            }
             out += Self.remoteKey
             Self.appendQuoted(remoteAddress, to: &out)
             out += Self.routeKey
@@ -82,6 +86,7 @@ public final class RequestLog: @unchecked Sendable {
 
     private static let durationKey = Array(#"{"duration_ms":"#.utf8)
     private static let methodKey = Array(#","method":"#.utf8)
+    private static let reasonKey = Array(#","reason":"#.utf8)
     private static let remoteKey = Array(#","remote":"#.utf8)
     private static let routeKey = Array(#","route":"#.utf8)
     private static let correlationKey = Array(#","rq":"#.utf8)

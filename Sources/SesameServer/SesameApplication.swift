@@ -26,12 +26,22 @@ public final class SesameApplication: Sendable {
         self.router = router
     }
 
-    /// Records a finished request in the metrics and the log.
+    /// Records a finished request in the metrics and the log, with the ceremony it finished or refused, if any.
     public func observe(_ request: HTTPRequest, _ response: HTTPResponse, _ duration: Duration) {
         let route = response.route ?? "unmatched"
         metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status, duration: duration)
+        if let ceremony = response.ceremony { metrics.recordCeremony(ceremony) }
         log?.record(time: sesame.clock.now(), method: request.method.rawValue, route: route, status: response.status,
-                    duration: duration, remoteAddress: request.remoteAddress, correlation: response.correlation)
+                    duration: duration, remoteAddress: request.remoteAddress, correlation: response.correlation,
+                    reason: response.ceremony?.reason)
+    }
+
+    /// Answers `request` through the router and records it as the HTTP server does (in-process callers and tests).
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let response = router.respond(to: request)
+        observe(request, response, ContinuousClock.now - started)
+        return response
     }
 
     /// An HTTP server for this application.

@@ -27,10 +27,10 @@ struct Harness {
     let projectID: String
     let key: String
 
-    init(_ backend: Backend = .sqlite) throws {
+    init(_ backend: Backend = .sqlite, log: RequestLog? = nil) throws {
         clock = ManualClock()
         let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()))
-        application = SesameApplication(sesame: sesame, log: nil)
+        application = SesameApplication(sesame: sesame, log: log)
         projectID = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example").id
         _ = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: "shop.example"))
         key = try sesame.apiKeys.create(projectID: projectID, name: "server", scopes: APIKey.Scope.all).secret
@@ -39,6 +39,7 @@ struct Harness {
     var sesame: Sesame { application.sesame }
 
     /// Sends a request as the Python SDK would: project header, JSON content type on non-GET, an empty one on GET.
+    /// It goes through the router and is recorded in the application's metrics (and log), as the HTTP server does.
     func send(_ method: HTTPMethod, _ path: String, json: String? = nil, project: String? = nil, headers: [(String, String)] = [],
               query: [String: String] = [:]) -> Reply {
         var all = HTTPHeaders()
@@ -47,7 +48,7 @@ struct Harness {
         for (name, value) in headers { all.set(name, value) }
         let body = json ?? (method == .GET ? "" : "{}")
         let request = HTTPRequest(method: method, path: path, query: query, headers: all, body: Array(body.utf8), remoteAddress: "127.0.0.1")
-        return Reply(application.router.respond(to: request))
+        return Reply(application.respond(to: request))
     }
 
     /// Creates an account and returns the secret of a session for it (minted by email sign-in under the API key).

@@ -31,12 +31,7 @@ import WebAuthn
 
         // assertion_invalid: one flipped signature byte.
         var payload = try #require(try await harness.options(requestID).data)
-        var answer = try harness.assert(payload)
-        var response = try #require(answer["response"] as? [String: Any])
-        var signature = try Base64URL.decode(try #require(response["signature"] as? String))
-        signature[signature.count / 2] ^= 0x01
-        response["signature"] = Base64URL.encode(signature)
-        answer["response"] = response
+        var answer = try InlineHarness.flippingSignature(try harness.assert(payload))
         var reply = try await harness.complete(requestID, challengeID: try #require(payload["challenge_id"] as? String), response: answer)
         #expect(reply.outcome.code == "assertion_invalid", "\(reply)")
         #expect(try await harness.status(requestID).data?["status"] as? String == "pending")

@@ -1,3 +1,4 @@
+import BotShieldAPI
 import Foundation
 import SesameClient
 import SesameCore

@@ -203,6 +203,17 @@ struct HTTPReply: CustomStringConvertible {
 }
 
 extension InlineHarness {
+    /// `answer` with one byte of its signature flipped: genuine in every other part.
+    static func flippingSignature(_ answer: [String: Any]) throws -> [String: Any] {
+        var answer = answer
+        var response = try #require(answer["response"] as? [String: Any])
+        var signature = try Base64URL.decode(try #require(response["signature"] as? String))
+        signature[signature.count / 2] ^= 0x01
+        response["signature"] = Base64URL.encode(signature)
+        answer["response"] = response
+        return answer
+    }
+
     /// The hosted hand-off page's run: its options, the authenticator at the hosted pages' origin, its completion.
     func verifyByHandOff(_ requestID: String, credentialID: [UInt8]? = nil, using authenticator: SoftwareAuthenticator? = nil) async throws
         -> HTTPReply

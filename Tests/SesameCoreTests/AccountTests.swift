@@ -127,7 +127,9 @@ import WebAuthn
     func relyingParty() throws {
         let sesame = try Backend.sqlite.makeSesame()
         var project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
-        #expect(throws: SesameError.code(.unsupported)) { try sesame.passkeys.relyingParty(project, requestOrigin: nil) }
+        // No platform yet: not "passkeys off" but a missing web platform, which the error names.
+        let missing = try #require(throws: SesameError.self) { try sesame.passkeys.relyingParty(project, requestOrigin: nil) }
+        #expect(missing.code == .noRelyingParty && missing.detail.contains("add a Web platform for shop.example"), "\(missing.debugDescription)")
         for platform: Platform in [.web(hostname: "other.example"), .web(hostname: "shop.example"), .web(hostname: "*.shop.example"),
                                    .web(hostname: "login.shop.example"), .apple(teamID: "ABCDE12345", bundleID: "com.shop.App")] {
             _ = try sesame.projects.addPlatform(projectID: project.id, platform)

@@ -60,15 +60,43 @@ import WebAuthn
         ])
     }
 
-    @Test("gives http://localhost requests the separate localhost relying party")
-    func localhost() {
-        let local = RelyingParties.policy(for: Self.configuration, requestOrigin: "http://localhost:5173")
+    @Test("gives http://localhost requests the separate localhost relying party when a localhost web platform exists")
+    func localhost() throws {
+        // The localhost relying party needs its web platform (Appwrite's spec §4.4), as ceremonies always required.
+        var configuration = Self.configuration
+        #expect(try RelyingParties.policy(for: configuration, requestOrigin: "http://localhost:5173").id == "example.com")
+        configuration.platforms.append(.web(hostname: "localhost"))
+        let local = try RelyingParties.policy(for: configuration, requestOrigin: "http://localhost:5173")
         #expect(local.id == "localhost" && local.origins == ["http://localhost:5173"])
-        #expect(RelyingParties.policy(for: Self.configuration, requestOrigin: "http://localhost").id == "localhost")
+        #expect(try RelyingParties.policy(for: configuration, requestOrigin: "http://localhost").id == "localhost")
         for other in ["https://localhost:5173", "http://localhost.evil.com", "http://localhost:", "http://localhost:99999",
                       "http://localhost:80/x", "https://example.com", nil] {
-            #expect(RelyingParties.policy(for: Self.configuration, requestOrigin: other).id == "example.com", "\(other ?? "nil")")
+            #expect(try RelyingParties.policy(for: configuration, requestOrigin: other).id == "example.com", "\(other ?? "nil")")
         }
+        #expect(configuration.acceptedOrigins.last == "http://localhost")
+    }
+
+    @Test("lists exactly what a ceremony accepts: a web platform on another domain contributes nothing")
+    func acceptedIsWhatCeremoniesAccept() throws {
+        var configuration = Self.configuration
+        configuration.platforms += [.web(hostname: "shop.example.net"), .web(hostname: "*.example.net")]
+        let policy = try RelyingParties.policy(for: configuration, requestOrigin: "https://shop.example.net")
+        #expect(policy.id == "example.com" && Set(policy.origins) == Set(configuration.acceptedOrigins))
+        #expect(!configuration.acceptedOrigins.contains { $0.contains("example.net") }, "\(configuration.acceptedOrigins)")
+        // CORS still lets any web platform's browser call the account API.
+        #expect(configuration.allowsBrowserOrigin("https://shop.example.net") && configuration.allowsBrowserOrigin("https://a.example.net"))
+        #expect(!configuration.allowsBrowserOrigin("https://example.net") && !configuration.allowsBrowserOrigin("https://evil.example"))
+    }
+
+    @Test("no usable relying party is no_relying_party, saying which web platform to add")
+    func noRelyingParty() throws {
+        let offDomain = ProjectConfiguration(relyingPartyID: "shop.example", relyingPartyName: "Shop", platforms: [.web(hostname: "other.example")])
+        let error = try #require(throws: SesameError.self) { try RelyingParties.policy(for: offDomain, requestOrigin: "https://other.example") }
+        #expect(error.code == .noRelyingParty && error.detail.contains("Web platform for shop.example"), "\(error.debugDescription)")
+        #expect(offDomain.acceptedOrigins.isEmpty)
+        let noID = ProjectConfiguration(relyingPartyID: "", relyingPartyName: "Shop", platforms: [.web(hostname: "shop.example")])
+        #expect(throws: SesameError.code(.noRelyingParty)) { try RelyingParties.policy(for: noID, requestOrigin: nil) }
+        #expect(noID.acceptedOrigins.isEmpty)
     }
 }
 

@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+import SesameCore
+import SesameHTTP
+import SesameStore
 import Testing
 @testable import SesameServer
 
@@ -10,7 +13,6 @@ import Testing
         metrics.recordRequest(route: "/health", method: "GET", status: 200, duration: .microseconds(800))
         metrics.recordRequest(route: "/health", method: "GET", status: 200, duration: .milliseconds(30))
         metrics.recordRequest(route: "unmatched", method: "GET", status: 404, duration: .milliseconds(1))
-        metrics.recordCeremony("authentication", outcome: "invalid_signature")
         let text = metrics.exposition()
         #expect(text.contains(#"sesame_http_requests_total{route="/health",method="GET",status="200"} 2"#))
         #expect(text.contains(#"sesame_http_requests_total{route="unmatched",method="GET",status="404"} 1"#))
@@ -19,7 +21,31 @@ import Testing
         #expect(text.contains(#"sesame_http_request_duration_seconds_bucket{route="/health",le="0.05"} 2"#))
         #expect(text.contains(#"sesame_http_request_duration_seconds_bucket{route="/health",le="+Inf"} 2"#))
         #expect(text.contains(#"sesame_http_request_duration_seconds_count{route="/health"} 2"#))
-        #expect(text.contains(#"sesame_ceremonies_total{ceremony="authentication",outcome="invalid_signature"} 1"#))
+    }
+
+    @Test("counts the ceremony a response carries by face, kind, outcome and reason, and nothing for responses without one")
+    func ceremonies() throws {
+        let application = SesameApplication(sesame: try Self.sesame(), log: nil)
+        let request = HTTPRequest(method: .PUT, path: "/v1/account/tokens/passkey", remoteAddress: "127.0.0.1")
+        var refused = HTTPResponse(status: 401)
+        refused.ceremony = CeremonyObservation(face: "appwrite", ceremony: "authentication", reason: "origin_mismatch")
+        var verified = HTTPResponse(status: 201)
+        verified.ceremony = CeremonyObservation(face: "appwrite", ceremony: "authentication", reason: "")
+        application.observe(request, refused, .milliseconds(1))
+        application.observe(request, refused, .milliseconds(1))
+        application.observe(request, verified, .milliseconds(1))
+        application.observe(request, HTTPResponse(status: 200), .milliseconds(1))
+        let text = application.metrics.exposition()
+        #expect(text.contains(#"sesame_ceremonies_total{face="appwrite",ceremony="authentication",outcome="failure",reason="origin_mismatch"} 2"#),
+                "\(text)")
+        #expect(text.contains(#"sesame_ceremonies_total{face="appwrite",ceremony="authentication",outcome="success",reason=""} 1"#))
+        #expect(text.components(separatedBy: "\nsesame_ceremonies_total{").count == 3, "two series, nothing for the plain response")
+    }
+
+    /// A domain over a throwaway SQLite database.
+    static func sesame() throws -> Sesame {
+        let url = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-metrics-\(UUID().uuidString)/db").path
+        return Sesame(store: try Store.open(url), clock: ManualClock(), masterKeys: MasterKeyring(current: .generate()))
     }
 
     @Test("keeps exact counts under concurrent recording")
@@ -72,6 +98,23 @@ import Testing
         #expect(line.contains(#""route":"/operations/request/passkey-options","rq":"0a1b2c3d","status":200"#), "\(line)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["time", "method", "route", "rq", "status", "duration_ms", "remote"])
+    }
+
+    @Test("adds a refused ceremony's reason, in sorted key order; nothing for an empty reason")
+    func reason() throws {
+        let collector = Collector()
+        let log = RequestLog { batch in collector.bytes.withLock { $0 += batch } }
+        log.record(time: Date(timeIntervalSince1970: 0), method: "PUT", route: "/v1/account/tokens/passkey", status: 401,
+                   duration: .zero, remoteAddress: "127.0.0.1", reason: "origin_mismatch")
+        log.record(time: Date(timeIntervalSince1970: 0), method: "PUT", route: "/v1/account/tokens/passkey", status: 201,
+                   duration: .zero, remoteAddress: "127.0.0.1", reason: "")
+        log.flush()
+        let lines = collector.lines
+        #expect(lines.count == 2)
+        #expect(lines[0].contains(#""method":"PUT","reason":"origin_mismatch","remote":"127.0.0.1""#), "\(lines[0])")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["time", "method", "reason", "route", "status", "duration_ms", "remote"])
+        #expect(!lines[1].contains("reason"))
     }
 
     @Test("writes in batches: nothing before a flush or a full batch, everything after")

@@ -6,7 +6,7 @@ import WebAuthn
 /// What the hosted hand-off page shows for a request, with passkey options when it can still complete.
 public enum HandOffAnswer: Sendable, Hashable {
     case options(HandOffOptions)
-    case closed(InlineOutcome)
+    case closed(InlineVerdict)
 }
 
 /// The hand-off page's view of a pending request.
@@ -30,29 +30,22 @@ public struct HandOffOptions: Sendable, Hashable {
 public struct HandOffService: Sendable {
     let sesame: Sesame
 
-    static let purpose = "handoff"
-    /// Codes only the hand-off gives: a link conflict and the person declining.
-    public static let alreadyLinked = InlineOutcome(outcome: "failed", code: "already_linked")
-    public static let declined = InlineOutcome(outcome: "failed", code: "user_denied")
+    static let purpose = ChallengeBinding.handOffPurpose
 
     /// Options for the page: the linked person's passkeys, or any discoverable passkey of the project.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> HandOffAnswer {
         let inline = InlinePasskeyService(sesame: sesame)
-        let request: VerificationRequestRecord, now: Date
+        let request: VerificationRequestRecord
         switch try inline.openRequest(requestID, clientIP: clientIP, counting: .options) {
         case .closed(let outcome): return .closed(outcome)
-        case .open(let open, let time): (request, now) = (open, time)
+        case .open(let open, _): request = open
         }
         let partner = try sesame.partners.get(request.partnerID)
         let project = try sesame.projects.get(partner.projectID)
         let link = try inline.currentLink(of: request)
         let credentials = try link.map { link throws(SesameError) in try inline.usableCredentials(userID: link.userID, project: project) } ?? []
-        let challenge = ChallengeRecord(
-            id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
-            userID: link?.userID, requestID: request.id, expiresAt: now.addingTimeInterval(InlinePasskeyService.challengeLifetime), createdAt: now,
-            rpID: project.relyingPartyID, linkID: link?.id
-        )
-        try StoreErrors.map { () throws(StoreError) in try sesame.store.challenges.create(challenge) }
+        let challenge = try sesame.ceremonies.start(.handOff(requestID: request.id), id: Identifiers.uuid(), project: project,
+                                                    rpID: project.relyingPartyID, userID: link?.userID, linkID: link?.id)
         return .options(HandOffOptions(
             partnerName: partner.name, scope: request.scope, linkIntent: request.linkIntent, rpID: project.relyingPartyID,
             challenge: challenge.challenge, allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },
@@ -60,33 +53,44 @@ public struct HandOffService: Sendable {
         ))
     }
 
+    /// The relying party policy of the hand-off page's assertions: only the hosted pages' origin; user verification is
+    /// checked after identity.
+    public func policy(project: Project) -> RelyingPartyPolicy {
+        RelyingParties.handOffPolicy(for: project.configuration, appOrigin: sesame.inline.appOrigin)
+    }
+
     /// Checks the page's assertion and completes the request: as the linked person (`linked: true`), as whoever
     /// confirmed an unlinked request (`linked: false`), or, with `link: true`, linking the ref to that person in the
     /// completion's transaction (a conflict fails the request with `already_linked`).
-    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
+    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
+        -> InlineCompletion
+    {
         let inline = InlinePasskeyService(sesame: sesame)
-        let request: VerificationRequestRecord, now: Date
-        switch try inline.openRequest(requestID, clientIP: clientIP, counting: .complete) {
-        case .closed(let outcome): return outcome
-        case .open(let open, let time): (request, now) = (open, time)
+        return try InlineCeremony.run(inline) { ceremony throws(SesameError) in
+            let opened: InlineCeremony.Opened
+            switch try ceremony.open(requestID, challengeID: challengeID, clientIP: clientIP, binding: ChallengeBinding.handOff) {
+            case .done(let outcome): return outcome
+            case .next(let next): opened = next
+            }
+            let (request, consumed) = (opened.request, opened.challenge)
+            if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
+            let authenticated: AuthenticatedPasskey
+            switch try ceremony.authenticate(credentialJSON, opened, policy: policy(project: opened.project),
+                                             identification: .linkedPerson(userID: consumed.userID)) {
+            case .done(let outcome): return outcome
+            case .next(let next): authenticated = next
+            }
+            return try finish(request, consumed: consumed, owner: authenticated.owner)
         }
-        let consumed = try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
-        }
-        guard let consumed else { return .challengeExpired }
-        if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
-        let project = try inline.project(of: request)
-        let policy = RelyingPartyPolicy(id: project.relyingPartyID, origins: [sesame.inline.appOrigin], requiresUserVerification: false,
-                                        allowedAlgorithms: PasskeyService.algorithms)
-        guard let assertion = try inline.verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge, policy: policy) else {
-            return .assertionInvalid
-        }
-        if let personID = consumed.userID, assertion.owner.id != personID { return .wrongIdentity }
-        guard assertion.verified.userVerified else { return .userNotVerified }
+    }
+
+    /// Completes the request for `owner` (linking the ref to them with `link: true` on an unlinked request).
+    private func finish(_ request: VerificationRequestRecord, consumed: ChallengeRecord, owner: UserRecord) throws(SesameError) -> InlineVerdict {
+        let now = sesame.clock.now()
         var newLink: PartnerLinkRecord?
         if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
             newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref,
-                                        userID: assertion.owner.id, createdAt: now)
+                                        userID: owner.id, createdAt: now)
         }
         do {
             try CompletionRoutine(sesame: sesame).complete(request, linked: consumed.userID != nil || newLink != nil, link: newLink)
@@ -98,19 +102,18 @@ public struct HandOffService: Sendable {
                 _ = try StoreErrors.map { () throws(StoreError) in
                     try sesame.store.verificationRequests.fail(id: request.id, reason: "already_linked", at: now)
                 }
-                return Self.alreadyLinked
+                return .alreadyLinked
             }
         }
-        assertion.recordUse(sesame, at: now)
         return .verified
     }
 
     /// The person declined on the page: the request fails with `user_denied`.
-    public func decline(requestID: String) throws(SesameError) -> InlineOutcome {
+    public func decline(requestID: String) throws(SesameError) -> InlineVerdict {
         guard VerificationService.isRequestID(requestID) else { return .unknownRequest }
         let failed = try StoreErrors.map { () throws(StoreError) in
             try sesame.store.verificationRequests.fail(id: requestID, reason: "user_denied", at: sesame.clock.now())
         }
-        return failed ? Self.declined : .requestClosed
+        return failed ? InlineVerdict.declined : .requestClosed
     }
 }

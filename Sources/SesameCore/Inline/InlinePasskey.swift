@@ -8,7 +8,7 @@ public enum InlineOptionsAnswer: Sendable, Hashable {
     case options(InlinePasskeyOptions)
     /// `reason` is `not_linked` or `no_passkey`.
     case fallback(reason: String, url: String, setupURL: String)
-    case closed(InlineOutcome)
+    case closed(InlineVerdict)
 }
 
 /// WebAuthn request options for the linked person, and the links every panel keeps.
@@ -26,42 +26,115 @@ public struct InlinePasskeyOptions: Sendable, Hashable {
     public let setupURL: String
 }
 
-/// An outcome of the public endpoints, with its optional code; codes never identify anyone.
-public struct InlineOutcome: Sendable, Hashable {
-    public let outcome: String
-    public let code: String?
+/// How a public inline or hand-off call ends for the app, before a face gives it its wire shape (BotShield's
+/// `{outcome, code}` lives in BotShieldAPI); no verdict identifies anyone.
+public enum InlineVerdict: Sendable, Hashable, CaseIterable {
+    case verified
+    /// A genuine assertion by someone else's passkey (§1.5 step 7).
+    case wrongIdentity
+    case challengeExpired, requestExpired, linkChanged
+    /// The answer did not verify (§1.5 steps 1, 5, 6).
+    case assertionInvalid
+    case userNotVerified, unknownRequest, requestClosed, completionFailed
+    /// Hand-off only: the ref is linked to someone else already, or the person declined.
+    case alreadyLinked, declined
 
-    public static let verified = InlineOutcome(outcome: "verified", code: nil)
-    public static let wrongIdentity = InlineOutcome(outcome: "wrong_identity", code: nil)
-    public static let challengeExpired = InlineOutcome(outcome: "expired", code: "challenge_expired")
-    public static let requestExpired = InlineOutcome(outcome: "expired", code: "request_expired")
-    public static let linkChanged = InlineOutcome(outcome: "failed", code: "link_changed")
-    public static let assertionInvalid = InlineOutcome(outcome: "failed", code: "assertion_invalid")
-    public static let userNotVerified = InlineOutcome(outcome: "failed", code: "user_not_verified")
-    public static let unknownRequest = InlineOutcome(outcome: "failed", code: "unknown_request")
-    public static let requestClosed = InlineOutcome(outcome: "failed", code: "request_closed")
-    public static let completionFailed = InlineOutcome(outcome: "failed", code: "completion_failed")
-
-    /// Every code the endpoints can emit.
-    public static let allCodes: Set<String> = [
-        "challenge_expired", "request_expired", "link_changed", "assertion_invalid", "user_not_verified", "unknown_request",
-        "request_closed", "completion_failed",
-    ]
+    /// The verdict as the operator's reason code (metrics, request log).
+    public var reason: String {
+        switch self {
+        case .verified: "verified"
+        case .wrongIdentity: "wrong_identity"
+        case .challengeExpired: "challenge_expired"
+        case .requestExpired: "request_expired"
+        case .linkChanged: "link_changed"
+        case .assertionInvalid: "assertion_invalid"
+        case .userNotVerified: "user_not_verified"
+        case .unknownRequest: "unknown_request"
+        case .requestClosed: "request_closed"
+        case .completionFailed: "completion_failed"
+        case .alreadyLinked: "already_linked"
+        case .declined: "user_denied"
+        }
+    }
 }
 
-/// A genuine assertion: whose passkey it was, and what to store after the ceremony completes.
-struct VerifiedAssertion {
-    let owner: UserRecord
-    let credentialRecordID: String
-    let verified: VerifiedAuthentication
+/// How a `passkey-complete` or hand-off completion ended: the outcome the client sees and, for anything but
+/// `verified`, the operator's reason (the WebAuthn core's code, a domain reason, or the outcome's own code).
+public struct InlineCompletion: Sendable, Hashable {
+    /// What the public endpoint answers.
+    public let outcome: InlineVerdict
+    /// Why it did not verify, for metrics and the request log only; `nil` when verified.
+    public let reason: String?
 
-    /// Stores the sign count, backup state and last use (§7.2 step 24). A concurrent use that moved the count first
-    /// wins; the completed request stands either way.
-    func recordUse(_ sesame: Sesame, at now: Date) {
-        _ = try? sesame.store.credentials.updateAfterAuthentication(
-            id: credentialRecordID, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
-            userVerified: verified.userVerified, at: now
-        )
+    init(_ outcome: InlineVerdict, reason: String?) {
+        self.outcome = outcome
+        self.reason = outcome == .verified ? nil : reason ?? outcome.reason
+    }
+}
+
+/// The steps the inline passkey and the hand-off page share (spec §1.5 steps 2, 3 and 5-8), on the ceremony engine,
+/// remembering the operator's reason of the outcome that ends a completion.
+struct InlineCeremony {
+    let service: InlinePasskeyService
+    private(set) var reason: String?
+
+    /// The outcome that ends the completion, or what it goes on with.
+    enum Step<Value> {
+        case next(Value)
+        case done(InlineVerdict)
+    }
+
+    /// An open request with its project and the challenge taken back for it.
+    struct Opened {
+        let request: VerificationRequestRecord
+        let project: Project
+        let challenge: ChallengeRecord
+        let binding: ChallengeBinding
+    }
+
+    /// Runs a completion, returning its outcome with the reason `body` recorded.
+    static func run(_ service: InlinePasskeyService, _ body: (inout InlineCeremony) throws(SesameError) -> InlineVerdict) throws(SesameError)
+        -> InlineCompletion
+    {
+        var ceremony = InlineCeremony(service: service)
+        let outcome = try body(&ceremony)
+        return InlineCompletion(outcome, reason: ceremony.reason)
+    }
+
+    /// Steps 2-3: the open request named by `requestID`, and its challenge taken back for `binding`.
+    mutating func open(_ requestID: String, challengeID: String, clientIP: String?, binding: (String) -> ChallengeBinding)
+        throws(SesameError) -> Step<Opened>
+    {
+        let request: VerificationRequestRecord
+        switch try service.openRequest(requestID, clientIP: clientIP, counting: .complete) {
+        case .closed(let outcome): return .done(outcome)
+        case .open(let open, _): request = open
+        }
+        let project = try service.project(of: request)
+        let bound = binding(request.id)
+        do {
+            let challenge = try service.sesame.ceremonies.consume(challengeID, binding: bound, project: project)
+            return .next(Opened(request: request, project: project, challenge: challenge, binding: bound))
+        } catch where error.code == .expired {
+            reason = error.reason
+            return .done(.challengeExpired)
+        }
+    }
+
+    /// Steps 5-8: the engine's verification of the answer, its refusal as the §1.5 outcome.
+    mutating func authenticate(_ credentialJSON: [UInt8], _ opened: Opened, policy: RelyingPartyPolicy, identification: CeremonyIdentification)
+        throws(SesameError) -> Step<AuthenticatedPasskey>
+    {
+        do {
+            return .next(try service.sesame.ceremonies.finishAuthentication(
+                credentialJSON, challenge: opened.challenge, project: opened.project, policy: policy, identification: identification,
+                userVerification: opened.binding.kind.userVerification
+            ))
+        } catch {
+            guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
+            reason = error.reason
+            return .done(outcome)
+        }
     }
 }
 
@@ -71,31 +144,26 @@ public struct InlinePasskeyService: Sendable {
     let sesame: Sesame
 
     /// How long an inline challenge works: 5 minutes.
-    public static let challengeLifetime: TimeInterval = 300
+    public static let challengeLifetime: TimeInterval = CeremonyEngine.challengeLifetime
     /// `passkey-options` and `passkey-complete` calls allowed per request, each.
     public static let callsPerRequest = 10
-    static let purpose = "inline-verification"
+    static let purpose = ChallengeBinding.inlinePurpose
 
     /// The relying party policy of inline assertions: `https://{rpId}` (iOS apps), the hosted pages' origin, and each
     /// approved Android app's `android:apk-key-hash:` origin. User verification is checked separately, after identity.
     public func policy(project: Project) throws(SesameError) -> RelyingPartyPolicy {
-        let apps = try sesame.partners.approvedPlatforms(projectID: project.id)
-        let origins = ["https://\(project.relyingPartyID)", sesame.inline.appOrigin] + apps.flatMap { app -> [String] in
-            if case .android = app { return app.origins(rpID: project.relyingPartyID) }
-            return []
-        }
-        return RelyingPartyPolicy(id: project.relyingPartyID, origins: Array(Set(origins)).sorted(), requiresUserVerification: false,
-                                  allowedAlgorithms: PasskeyService.algorithms)
+        RelyingParties.inlinePolicy(for: project.configuration, approvedApps: try sesame.partners.approvedPlatforms(projectID: project.id),
+                                    appOrigin: sesame.inline.appOrigin)
     }
 
     /// `passkey-options`, in the order of spec §1.4. Never changes the request.
     /// - Parameter clientIP: for the per-IP limit.
     /// - Throws: `rate_limited`, or a storage error.
     public func options(requestID: String, clientIP: String?) throws(SesameError) -> InlineOptionsAnswer {
-        let request: VerificationRequestRecord, now: Date
+        let request: VerificationRequestRecord
         switch try openRequest(requestID, clientIP: clientIP, counting: .options) {
         case .closed(let outcome): return .closed(outcome)
-        case .open(let open, let time): (request, now) = (open, time)
+        case .open(let open, _): request = open
         }
         let url = sesame.inline.handOffURL(requestID: request.id)
         let setupURL = sesame.inline.setupURL
@@ -103,12 +171,8 @@ public struct InlinePasskeyService: Sendable {
         let project = try project(of: request)
         let credentials = try usableCredentials(userID: link.userID, project: project)
         guard !credentials.isEmpty else { return .fallback(reason: "no_passkey", url: url, setupURL: setupURL) }
-        let challenge = ChallengeRecord(
-            id: Identifiers.uuid(), projectID: project.id, purpose: Self.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount),
-            userID: link.userID, requestID: request.id, expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now,
-            rpID: project.relyingPartyID, linkID: link.id
-        )
-        try StoreErrors.map { () throws(StoreError) in try sesame.store.challenges.create(challenge) }
+        let challenge = try sesame.ceremonies.start(.verificationRequest(requestID: request.id), id: Identifiers.uuid(), project: project,
+                                                    rpID: project.relyingPartyID, userID: link.userID, linkID: link.id)
         return .options(InlinePasskeyOptions(
             rpID: project.relyingPartyID, challenge: challenge.challenge,
             allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },
@@ -119,69 +183,48 @@ public struct InlinePasskeyService: Sendable {
     /// `passkey-complete`, in the check order of spec §1.5.
     /// - Parameter credentialJSON: the `AuthenticationResponseJSON`.
     /// - Throws: `rate_limited`, or a storage error.
-    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError) -> InlineOutcome {
-        // Step 2: the request is known, unexpired and pending.
-        let request: VerificationRequestRecord, now: Date
-        switch try openRequest(requestID, clientIP: clientIP, counting: .complete) {
-        case .closed(let outcome): return outcome
-        case .open(let open, let time): (request, now) = (open, time)
+    public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
+        -> InlineCompletion
+    {
+        try InlineCeremony.run(self) { ceremony throws(SesameError) in
+            // Steps 2-3: the request is known, unexpired and pending; the challenge is consumed only if it is this
+            // request's, and any attempt past here uses it up.
+            let opened: InlineCeremony.Opened
+            switch try ceremony.open(requestID, challengeID: challengeID, clientIP: clientIP, binding: ChallengeBinding.verificationRequest) {
+            case .done(let outcome): return outcome
+            case .next(let next): opened = next
+            }
+            guard let personID = opened.challenge.userID else { return .challengeExpired }
+            // Step 4: the ref still has the link the options were issued under.
+            guard let link = try currentLink(of: opened.request), link.id == opened.challenge.linkID else { return .linkChanged }
+            // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
+            // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
+            let authenticated: AuthenticatedPasskey
+            switch try ceremony.authenticate(credentialJSON, opened, policy: try policy(project: opened.project),
+                                             identification: .linkedPerson(userID: personID)) {
+            case .done(let outcome): return outcome
+            case .next(let next): authenticated = next
+            }
+            guard authenticated.owner.id == link.userID else { return .wrongIdentity }
+            // Step 9: the completion routine the hand-off uses too (the engine stored the counters already).
+            do throws(CompletionRefusal) {
+                try CompletionRoutine(sesame: sesame).complete(opened.request, linked: true)
+            } catch {
+                return error == .requestClosed ? .requestClosed : .completionFailed
+            }
+            // Step 10.
+            return .verified
         }
-        // Step 3: the challenge is consumed only if it is this request's; any attempt past here uses it up.
-        let consumed = try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.challenges.consume(id: challengeID, requestID: request.id, purpose: Self.purpose, now: now)
-        }
-        guard let consumed, let personID = consumed.userID else { return .challengeExpired }
-        // Step 4: the ref still has the link the options were issued under.
-        guard let link = try currentLink(of: request), link.id == consumed.linkID else { return .linkChanged }
-        // Steps 5-6: the credential by rawId, and WebAuthn §7.2 against its stored key and the consumed challenge.
-        let project = try project(of: request)
-        guard let assertion = try verifyAssertion(credentialJSON, project: project, challenge: consumed.challenge,
-                                                  policy: try policy(project: project))
-        else { return .assertionInvalid }
-        let owner = assertion.owner, verified = assertion.verified
-        // Step 7: a genuine assertion, but by someone else's passkey.
-        guard owner.id == personID, owner.id == link.userID else { return .wrongIdentity }
-        // Step 8: the person unlocked the passkey.
-        guard verified.userVerified else { return .userNotVerified }
-        // Step 9: the completion routine the hand-off uses too; then the credential's counters.
-        do {
-            try CompletionRoutine(sesame: sesame).complete(request, linked: true)
-        } catch {
-            return error == .requestClosed ? .requestClosed : .completionFailed
-        }
-        assertion.recordUse(sesame, at: now)
-        // Step 10.
-        return .verified
     }
 
-    /// §1.5 steps 5-6: looks the credential up by `rawId` (which must name the same bytes as `id`) among the project's
-    /// passkeys and verifies the assertion (WebAuthn §7.2) against its stored key, `challenge` and `policy`. A returned
-    /// `userHandle` must be the owner's.
-    /// - Returns: the owner and what to store, or `nil` when the answer does not check out.
-    func verifyAssertion(_ credentialJSON: [UInt8], project: Project, challenge: [UInt8], policy: RelyingPartyPolicy) throws(SesameError)
-        -> VerifiedAssertion?
-    {
-        guard let credential = try? AuthenticationCredential(json: credentialJSON) else { return nil }
-        let stored = try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.credentials.find(rpID: project.relyingPartyID, credentialID: credential.rawID)
-        }
-        // A blocked person's passkeys count for nothing.
-        guard let stored, stored.projectID == project.id,
-              let owner = try StoreErrors.map({ () throws(StoreError) in try sesame.store.users.get(projectID: project.id, id: stored.userID) }),
-              owner.status == UserRecord.active
-        else { return nil }
-        do {
-            let record = WebAuthn.CredentialRecord(
-                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
-                backupEligible: stored.backupEligible, userHandle: owner.userHandle
-            )
-            let verified = try AuthenticationVerifier.verify(
-                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge, identifiedUserHandle: owner.userHandle),
-                record: record
-            )
-            return VerifiedAssertion(owner: owner, credentialRecordID: stored.id, verified: verified)
-        } catch {
-            return nil
+    /// The §1.5 outcome of an assertion the engine refused (steps 3, 5-8); `nil` for an error that is no refusal.
+    static func outcome(refusing error: SesameError) -> InlineVerdict? {
+        switch error.code {
+        case .verificationFailed, .blocked: .assertionInvalid
+        case .expired: .challengeExpired
+        case .wrongIdentity: .wrongIdentity
+        case .userNotVerified: .userNotVerified
+        default: nil
         }
     }
 
@@ -203,7 +246,7 @@ public struct InlinePasskeyService: Sendable {
     /// A request that can still complete, or the outcome that closes it.
     enum OpenRequest {
         case open(VerificationRequestRecord, now: Date)
-        case closed(InlineOutcome)
+        case closed(InlineVerdict)
     }
 
     /// The checks every public call starts with: the per-IP limit, then the request named by a well-formed ID (this

@@ -77,16 +77,25 @@ public struct SigningKeyService: VerificationTokenSigner {
     }
 
     /// Verifies a token against the published keys and decodes its claims.
-    /// - Throws: `invalid_jwt` (detail `malformed` when the claims are not verification-token claims).
+    /// - Throws: `invalid_jwt`, whose ``SesameError/reason`` is `invalid_signature` for a token that does not verify
+    ///   and `malformed` for genuine claims that are not verification-token claims.
     public func verify(_ token: String) throws(SesameError) -> VerificationTokenClaims {
         let keys = try jwks().publicKeys()
-        let claims = try ES256JWS.verify(token: token, keys: keys)
+        let claims: [String: JSONValue]
+        do {
+            claims = try ES256JWS.verify(token: token, keys: keys)
+        } catch where error.code == .invalidJWT {
+            throw SesameError(.invalidJWT, error.detail, reason: Self.invalidSignature)
+        }
         do {
             return try JSONDecoder().decode(VerificationTokenClaims.self, from: Data(try JSONValue.object(claims).jsonEncoded()))
         } catch {
-            throw SesameError(.invalidJWT, "malformed")
+            throw SesameError(.invalidJWT, "the claims are not verification-token claims", reason: Self.malformed)
         }
     }
+
+    /// The reasons of a token that does not verify, and of genuine claims of another shape.
+    static let invalidSignature = "invalid_signature", malformed = "malformed"
 
     private func records() throws(SesameError) -> [SigningKeyRecord] {
         let records = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.list() }

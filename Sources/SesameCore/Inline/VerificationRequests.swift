@@ -122,7 +122,8 @@ public struct VerificationService: Sendable {
         do {
             claims = try sesame.signingKeys.verify(token)
         } catch where error.code == .invalidJWT {
-            return TokenCheck(valid: false, reason: error.detail == "malformed" ? "malformed" : "invalid_signature", claims: nil)
+            // The signing keys say which: `invalid_signature` or `malformed`.
+            return TokenCheck(valid: false, reason: error.reason, claims: nil)
         }
         let now = sesame.clock.now()
         guard claims.aud == caller.partner.id, claims.env == caller.environment.rawValue, claims.iss == sesame.inline.issuer else {

@@ -1,0 +1,240 @@
+import Foundation
+import SesameCrypto
+import SesameStore
+import WebAuthn
+
+/// How the person of an authentication ceremony is known before it.
+public enum CeremonyIdentification: Sendable, Hashable {
+    /// Nobody: the credential names its user, and the response must carry that user's handle (Appwrite's sign-in).
+    case usernameless
+    /// A user identified before the ceremony: the credential must be theirs, and a returned user handle too.
+    case identifiedUser(userID: String)
+    /// The person a partner linked, or `nil` for whoever confirms: any passkey of the project may answer, a returned
+    /// user handle must be its owner's, and only then must the owner be the linked person (`wrong_identity`, so a
+    /// foreign credential ID learns nothing from a broken assertion).
+    case linkedPerson(userID: String?)
+}
+
+/// When user verification (the UV flag) is enforced in an authentication ceremony.
+public enum UserVerificationPolicy: Sendable, Hashable {
+    /// The WebAuthn core refuses an assertion without it (§7.2 step 17, `user_verification_required`).
+    case required
+    /// Checked after identity, as its own refusal (`user_not_verified`; BotShield §1.5 step 8).
+    case afterIdentity
+}
+
+/// A genuine assertion the engine accepted and recorded: whose passkey it was and what the core verified.
+public struct AuthenticatedPasskey: Sendable {
+    /// The passkey's owner, active.
+    public let owner: UserRecord
+    /// The stored passkey's ID (not the credential ID).
+    public let passkeyID: String
+    /// What the WebAuthn core verified: the new sign count, the UV and backup flags.
+    public let verified: VerifiedAuthentication
+}
+
+/// The one path every face's passkey registration and sign-in take after the challenge is consumed: WebAuthn
+/// verification against the relying party policy, the identification mode and the user-verification policy, then the
+/// blocked-user check and the sign-count, backup-state and last-use update, which refuses a count that did not move
+/// forward on every path.
+///
+/// Refusals are ``SesameError``s whose ``SesameError/reason`` is the WebAuthn core's code or a domain reason
+/// (`unknown_credential`, `relying_party_changed`, `sign_count_regression`, `wrong_identity`, `user_not_verified`).
+public struct CeremonyEngine: Sendable {
+    let store: Store
+    let clock: any SesameClock
+
+    /// How long a ceremony's challenge works: 5 minutes, on every face.
+    public static let challengeLifetime: TimeInterval = 300
+
+    /// Starts a ceremony: stores a fresh 32-byte challenge bound to `binding`, for ``challengeLifetime``, so that any
+    /// node can finish it.
+    /// - Parameters:
+    ///   - id: the challenge's ID (what finishing names).
+    ///   - rpID: the relying party the ceremony runs under; finishing under another is refused.
+    ///   - userID: whom it is for, when known; `linkID`: the partner link it was issued under; `clientIP`: a
+    ///     sign-in's caller.
+    public func start(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, userID: String? = nil, linkID: String? = nil,
+                      clientIP: String? = nil) throws(SesameError) -> ChallengeRecord {
+        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, linkID: linkID, clientIP: clientIP)
+        try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
+        return record
+    }
+
+    /// Starts a registration for the account session of `binding`: a pending passkey named `name`, stored only while
+    /// the user has fewer than `limit` passkeys and pending registrations (checked atomically).
+    /// - Returns: the pending registration, or `nil` when the limit is reached.
+    public func startRegistration(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, name: String?, limit: Int)
+        throws(SesameError) -> ChallengeRecord?
+    {
+        guard case .accountSession(let userID, _) = binding else { preconditionFailure("a registration is bound to an account session") }
+        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, name: name)
+        let created = try StoreErrors.map { () throws(StoreError) in try store.challenges.createIfUnderLimit(record, limit: limit) }
+        return created ? record : nil
+    }
+
+    private func challengeRecord(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, userID: String?, linkID: String? = nil,
+                                 name: String? = nil, clientIP: String? = nil) -> ChallengeRecord {
+        let now = clock.now()
+        var sessionID: String?, requestID: String?
+        switch binding {
+        case .accountSession(_, let session): sessionID = session
+        case .signIn: requestID = clientIP
+        case .verificationRequest(let request), .handOff(let request): requestID = request
+        }
+        return ChallengeRecord(
+            id: id, projectID: project.id, purpose: binding.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: userID,
+            sessionID: sessionID, requestID: requestID, expiresAt: now.addingTimeInterval(Self.challengeLifetime), createdAt: now, rpID: rpID,
+            name: name, linkID: linkID
+        )
+    }
+
+    /// Finishes a registration (WebAuthn §7.1) with the `RegistrationResponseJSON` against the consumed `challenge`.
+    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` with the core's code.
+    public func finishRegistration(_ credentialJSON: [UInt8], challenge: ChallengeRecord, policy: RelyingPartyPolicy) throws(SesameError)
+        -> VerifiedRegistration
+    {
+        guard challenge.rpID == policy.id else {
+            throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
+        }
+        do {
+            // §7.1 steps 1-3: parse the response; steps 5-27 are the core's.
+            let credential = try RegistrationCredential(json: credentialJSON)
+            return try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: challenge.challenge),
+                                                   at: clock.now())
+        } catch {
+            throw SesameError.verification(error)
+        }
+    }
+
+    /// Finishes an authentication (WebAuthn §7.2) with the `AuthenticationResponseJSON` against the consumed
+    /// `challenge`, and records the use.
+    /// - Parameters:
+    ///   - project: whose passkeys (on `policy.id`) may answer.
+    ///   - identification: who the person is known to be before the ceremony.
+    ///   - userVerification: when the UV flag is enforced; `policy.requiresUserVerification` is set from it.
+    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` (the core's code, `unknown_credential`,
+    ///   `sign_count_regression`), `blocked`, `wrong_identity`, `user_not_verified`, or a storage error.
+    public func finishAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
+                                     identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
+        throws(SesameError) -> AuthenticatedPasskey
+    {
+        guard challenge.rpID == policy.id else {
+            throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
+        }
+        // §7.2 steps 1-3: parse the response.
+        let credential: AuthenticationCredential
+        do { credential = try AuthenticationCredential(json: credentialJSON) } catch { throw SesameError.verification(error) }
+        // §7.2 steps 5-7: the credential by rawId among the project's passkeys on this relying party, and its owner.
+        let stored = try StoreErrors.map { () throws(StoreError) in try store.credentials.find(rpID: policy.id, credentialID: credential.rawID) }
+        guard let stored, stored.projectID == project.id,
+              let owner = try StoreErrors.map({ () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) })
+        else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
+        let identifiedHandle: [UInt8]?
+        switch identification {
+        case .usernameless: identifiedHandle = nil
+        case .linkedPerson: identifiedHandle = owner.userHandle
+        case .identifiedUser(let userID):
+            let user = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: userID) }
+            guard let user else { throw SesameError(.verificationFailed, "the identified user is gone", reason: "unknown_credential") }
+            identifiedHandle = user.userHandle
+        }
+        var policy = policy
+        policy.requiresUserVerification = userVerification == .required
+        let verified: VerifiedAuthentication
+        do {
+            let record = WebAuthn.CredentialRecord(
+                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
+                backupEligible: stored.backupEligible, userHandle: owner.userHandle
+            )
+            // §7.2 steps 6 and 8-22 (user handle, client data, authenticator data, signature, sign count): the core's.
+            verified = try AuthenticationVerifier.verify(
+                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge.challenge, identifiedUserHandle: identifiedHandle),
+                record: record
+            )
+        } catch {
+            throw SesameError.verification(error)
+        }
+        // A blocked person's passkeys count for nothing; said only after a genuine assertion.
+        guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
+        // §7.2 steps 23-24: store the new sign count and backup state atomically, only if the count moved forward (a
+        // concurrent use of the same count loses here, whatever the face).
+        let updated = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.updateAfterAuthentication(id: stored.id, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
+                                                            userVerified: verified.userVerified, at: clock.now())
+        }
+        guard updated else {
+            throw SesameError(.verificationFailed, "the sign count did not move forward", reason: WebAuthnError.Code.signCountRegression.rawValue)
+        }
+        if case .linkedPerson(let personID?) = identification, owner.id != personID {
+            throw SesameError(.wrongIdentity, "a genuine assertion by another person's passkey")
+        }
+        if userVerification == .afterIdentity, !verified.userVerified {
+            throw SesameError(.userNotVerified, "the person did not unlock the passkey")
+        }
+        return AuthenticatedPasskey(owner: owner, passkeyID: stored.id, verified: verified)
+    }
+}
+
+/// What a ceremony's challenge is bound to; the engine takes it back exactly once, on any backend, under concurrency.
+public enum ChallengeBinding: Sendable, Hashable {
+    /// An account's passkey registration: the user and the session that started it.
+    case accountSession(userID: String, sessionID: String)
+    /// A usernameless sign-in of the project.
+    case signIn
+    /// A verification request's inline passkey.
+    case verificationRequest(requestID: String)
+    /// A verification request's hosted hand-off page.
+    case handOff(requestID: String)
+
+    static let signInPurpose = "passkey-signin"
+    static let inlinePurpose = "inline-verification"
+    static let handOffPurpose = "handoff"
+
+    /// The purpose the challenge record carries.
+    var purpose: String {
+        switch self {
+        case .accountSession: ChallengeRecord.registrationPurpose
+        case .signIn: Self.signInPurpose
+        case .verificationRequest: Self.inlinePurpose
+        case .handOff: Self.handOffPurpose
+        }
+    }
+}
+
+extension CeremonyEngine {
+    /// Takes the challenge `id` of `project` back for `binding`, exactly once (concurrent finishes: one wins). Any
+    /// attempt that gets it uses it up, whatever the ceremony's outcome; a challenge of a verification request or
+    /// hand-off is taken only on its own path, so a probe on the other path leaves it usable.
+    /// - Throws: `not_found` (no pending registration of this user with this ID, or already finished), `expired`
+    ///   (`challenge_expired`: unknown, used, expired, or of another project or purpose; `session_mismatch`).
+    public func consume(_ id: String, binding: ChallengeBinding, project: Project) throws(SesameError) -> ChallengeRecord {
+        let now = clock.now()
+        let expired = SesameError(.expired, "the challenge is unknown, used or expired", reason: "challenge_expired")
+        switch binding {
+        case .accountSession(let userID, let sessionID):
+            let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: id) }
+            guard let pending, pending.purpose == binding.purpose, pending.projectID == project.id, pending.userID == userID
+            else { throw SesameError(.notFound, "no pending registration with this ID") }
+            let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: id, now: now) }
+            guard let consumed else {
+                throw pending.isExpired(at: now) ? expired : SesameError(.notFound, "already finished", reason: "challenge_used")
+            }
+            guard consumed.sessionID == sessionID else {
+                throw SesameError(.expired, "registration started in another session", reason: "session_mismatch")
+            }
+            return consumed
+        case .signIn:
+            let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: id, now: now) }
+            // A challenge of another project or purpose is burnt all the same: a probe must not keep it alive.
+            guard let consumed, consumed.purpose == binding.purpose, consumed.projectID == project.id else { throw expired }
+            return consumed
+        case .verificationRequest(let requestID), .handOff(let requestID):
+            let consumed = try StoreErrors.map { () throws(StoreError) in
+                try store.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
+            }
+            guard let consumed, consumed.projectID == project.id else { throw expired }
+            return consumed
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import WebAuthn
+
+/// `PublicKeyCredentialDescriptorJSON`: a credential the authenticator may use (or must not register again).
+public struct CredentialDescriptorJSON: Encodable, Sendable, Hashable {
+    public let type = "public-key"
+    /// The credential ID, base64url without padding.
+    public let id: String
+    /// The stored transports; left out of the JSON when there are none.
+    public let transports: [String]
+
+    init(_ descriptor: CredentialDescriptor) {
+        id = Base64URL.encode(descriptor.id)
+        transports = descriptor.transports
+    }
+
+    enum CodingKeys: String, CodingKey { case type, id, transports }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(id, forKey: .id)
+        if !transports.isEmpty { try container.encode(transports, forKey: .transports) }
+    }
+}
+
+/// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn L3 §5.1.3 JSON form) of a registration: a discoverable
+/// credential, no attestation, user verification and timeout as the ceremony engine sets them.
+public struct CreationOptionsJSON: Encodable, Sendable, Hashable {
+    /// `PublicKeyCredentialRpEntity`: the relying party ID and name.
+    public struct RelyingParty: Encodable, Sendable, Hashable { public let id, name: String }
+    /// `PublicKeyCredentialUserEntityJSON`: the base64url user handle, name and display name.
+    public struct UserEntity: Encodable, Sendable, Hashable { public let id, name, displayName: String }
+    /// `PublicKeyCredentialParameters`: one offered COSE algorithm.
+    public struct Parameter: Encodable, Sendable, Hashable {
+        public let type = "public-key"
+        public let alg: Int
+    }
+    /// `AuthenticatorSelectionCriteria`: a discoverable credential, with the engine's user verification.
+    public struct Selection: Encodable, Sendable, Hashable {
+        public let residentKey = "required"
+        public let requireResidentKey = true
+        public let userVerification: String
+    }
+    /// The extensions asked for: `credProps`.
+    public struct Extensions: Encodable, Sendable, Hashable { public let credProps = true }
+
+    public let rp: RelyingParty
+    public let user: UserEntity
+    /// The challenge, base64url without padding.
+    public let challenge: String
+    public let pubKeyCredParams: [Parameter]
+    /// Milliseconds.
+    public let timeout: Int
+    public let excludeCredentials: [CredentialDescriptorJSON]
+    public let authenticatorSelection: Selection
+    public let attestation = "none"
+    public let hints: [String] = []
+    public let extensions = Extensions()
+}
+
+/// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn L3 §5.1.4 JSON form) of an authentication; an empty
+/// `allowCredentials` lets any discoverable credential of the relying party answer.
+public struct RequestOptionsJSON: Encodable, Sendable, Hashable {
+    /// The challenge, base64url without padding.
+    public let challenge: String
+    /// Milliseconds.
+    public let timeout: Int
+    public let rpId: String
+    public let allowCredentials: [CredentialDescriptorJSON]
+    public let userVerification: String
+
+    /// Options for `challenge` on `rpID`, timed and verified as the ceremony engine says for `kind`.
+    init(rpID: String, challenge: [UInt8], allowCredentials: [CredentialDescriptor], kind: ChallengeBinding.Kind) {
+        self.challenge = Base64URL.encode(challenge)
+        timeout = kind.timeoutMilliseconds
+        rpId = rpID
+        self.allowCredentials = allowCredentials.map(CredentialDescriptorJSON.init)
+        userVerification = kind.userVerification.requested
+    }
+
+    /// The options as a JSON object, for faces that build their answers from dictionaries.
+    public var jsonObject: [String: Any] { WebAuthnOptionsEncoding.object(self) }
+}
+
+extension ChallengeBinding {
+    /// What a binding is, without the IDs it carries: what options and policies depend on.
+    public enum Kind: Sendable, Hashable {
+        case accountSession, signIn, verificationRequest, handOff
+
+        /// WebAuthn's `timeout`, in milliseconds: the challenge's 5 minutes for account ceremonies; 60 seconds for
+        /// the inline passkey and the hand-off page (BotShield §1.4), whose challenges outlive the prompt.
+        public var timeoutMilliseconds: Int {
+            switch self {
+            case .accountSession, .signIn: 300_000
+            case .verificationRequest, .handOff: 60_000
+            }
+        }
+
+        /// The user-verification policy of these ceremonies: required by the core for account ceremonies, checked
+        /// after identity for inline and hand-off ones (BotShield §1.5 step 8).
+        public var userVerification: UserVerificationPolicy {
+            switch self {
+            case .accountSession, .signIn: .required
+            case .verificationRequest, .handOff: .afterIdentity
+            }
+        }
+    }
+
+    /// The binding's kind.
+    public var kind: Kind {
+        switch self {
+        case .accountSession: .accountSession
+        case .signIn: .signIn
+        case .verificationRequest: .verificationRequest
+        case .handOff: .handOff
+        }
+    }
+}
+
+extension UserVerificationPolicy {
+    /// WebAuthn's `userVerification` option: `required` either way (checking it after identity still asks for it).
+    public var requested: String { "required" }
+}
+
+extension RegistrationStart {
+    /// The creation options the client passes to its authenticator.
+    public var options: CreationOptionsJSON {
+        let kind = ChallengeBinding.Kind.accountSession
+        return CreationOptionsJSON(
+            rp: .init(id: rpID, name: rpName),
+            user: .init(id: Base64URL.encode(userHandle), name: userName, displayName: userDisplayName),
+            challenge: Base64URL.encode(challenge), pubKeyCredParams: algorithms.map { .init(alg: $0) }, timeout: kind.timeoutMilliseconds,
+            excludeCredentials: excludeCredentials.map(CredentialDescriptorJSON.init),
+            authenticatorSelection: .init(userVerification: kind.userVerification.requested)
+        )
+    }
+}
+
+extension SignInStart {
+    /// The request options of the usernameless sign-in: empty `allowCredentials`.
+    public var options: RequestOptionsJSON { RequestOptionsJSON(rpID: rpID, challenge: challenge, allowCredentials: [], kind: .signIn) }
+}
+
+extension InlinePasskeyOptions {
+    /// The request options for the linked person's passkeys; nothing in them names the person.
+    public var options: RequestOptionsJSON {
+        RequestOptionsJSON(rpID: rpID, challenge: challenge, allowCredentials: allowCredentials, kind: .verificationRequest)
+    }
+}
+
+extension HandOffOptions {
+    /// The request options of the hand-off page.
+    public var options: RequestOptionsJSON {
+        RequestOptionsJSON(rpID: rpID, challenge: challenge, allowCredentials: allowCredentials, kind: .handOff)
+    }
+}
+
+enum WebAuthnOptionsEncoding {
+    /// `value` as a JSON object; the options are built by the server from strings, numbers and arrays.
+    static func object(_ value: some Encodable) -> [String: Any] {
+        guard let data = try? JSONEncoder().encode(value), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            preconditionFailure("WebAuthn options of strings, numbers and arrays always encode as an object")
+        }
+        return object
+    }
+}

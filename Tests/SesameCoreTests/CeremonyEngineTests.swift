@@ -1,0 +1,298 @@
+import Foundation
+import SesameStore
+import SesameTestSupport
+import Synchronization
+import Testing
+import WebAuthn
+@testable import SesameCore
+
+/// The ceremony engine on each backend: every binding and identification mode, every refusal with its reason code,
+/// the sign count refused when it does not move forward on every path, and one winner among concurrent finishes.
+@Suite struct CeremonyEngineTests {
+    /// A project on `example.org` with one person (`alice`) holding the fixture's passkey, and another (`bob`).
+    struct World {
+        let sesame: Sesame
+        let project: Project
+        let alice: User
+        let bob: User
+        var fixture: CeremonyFixture
+        let passkeyID: String
+
+        init(_ backend: Backend, storedSignCount: Int64 = 0) throws {
+            sesame = try backend.makeSesame()
+            project = try sesame.projects.create(name: "Shop", relyingPartyID: "example.org")
+            _ = try sesame.projects.addPlatform(projectID: project.id, .web(hostname: "example.org"))
+            alice = try sesame.users.create(projectID: project.id, id: "alice", email: nil, password: nil, name: nil)
+            bob = try sesame.users.create(projectID: project.id, id: "bob", email: nil, password: nil, name: nil)
+            fixture = CeremonyFixture()
+            fixture.userHandle = alice.userHandle
+            passkeyID = Identifiers.unique()
+            try sesame.store.credentials.create(SesameStore.CredentialRecord(
+                id: passkeyID, projectID: project.id, userID: alice.id, rpID: "example.org", credentialID: fixture.credentialID,
+                publicKey: fixture.coseKey, algorithm: Int64(fixture.algorithm.rawValue), signCount: storedSignCount, createdAt: Date()
+            ))
+        }
+
+        var engine: CeremonyEngine { sesame.ceremonies }
+        var policy: RelyingPartyPolicy { RelyingPartyPolicy(id: "example.org", origins: ["https://example.org"]) }
+
+        /// A stored challenge for `binding` whose bytes the fixture signs.
+        mutating func challenge(_ binding: ChallengeBinding, rpID: String = "example.org", userID: String? = nil) throws -> ChallengeRecord {
+            let now = sesame.clock.now()
+            var sessionID: String?, requestID: String?
+            switch binding {
+            case .accountSession(_, let session): sessionID = session
+            case .signIn: break
+            case .verificationRequest(let request), .handOff(let request): requestID = request
+            }
+            let record = ChallengeRecord(
+                id: Identifiers.uuid(), projectID: project.id, purpose: binding.purpose, challenge: (0..<32).map { _ in UInt8.random(in: 0...255) },
+                userID: userID, sessionID: sessionID, requestID: requestID, expiresAt: now.addingTimeInterval(300), createdAt: now, rpID: rpID
+            )
+            try sesame.store.challenges.create(record)
+            fixture.challenge = record.challenge
+            return record
+        }
+
+        /// Consumes `challenge` for `binding` and finishes an authentication with the fixture's assertion.
+        func finish(_ challenge: ChallengeRecord, _ binding: ChallengeBinding, _ identification: CeremonyIdentification,
+                    _ userVerification: UserVerificationPolicy = .required) throws(SesameError) -> AuthenticatedPasskey {
+            let consumed = try engine.consume(challenge.id, binding: binding, project: project)
+            return try engine.finishAuthentication(CeremonyFixture.json(fixture.authentication()), challenge: consumed, project: project,
+                                                   policy: policy, identification: identification, userVerification: userVerification)
+        }
+
+        func storedSignCount() throws -> Int64? { try sesame.store.credentials.get(id: passkeyID)?.signCount }
+    }
+
+    /// Every binding with the identification mode it is used with.
+    static let paths: [(ChallengeBinding, CeremonyIdentification, UserVerificationPolicy)] = [
+        (.signIn, .usernameless, .required),
+        (.verificationRequest(requestID: "req_1"), .linkedPerson(userID: "alice"), .afterIdentity),
+        (.handOff(requestID: "req_1"), .linkedPerson(userID: nil), .afterIdentity),
+        (.handOff(requestID: "req_1"), .identifiedUser(userID: "alice"), .required),
+    ]
+
+    static let cases: [(Backend, Int)] = Backend.allCases.flatMap { backend in paths.indices.map { (backend, $0) } }
+
+    @Test("each binding and identification mode verifies a genuine assertion and records its use", arguments: cases)
+    func genuine(backend: Backend, path: Int) throws {
+        let (binding, identification, uv) = Self.paths[path]
+        var world = try World(backend)
+        world.fixture.signCount = 7
+        let challenge = try world.challenge(binding, userID: "alice")
+        let result = try world.finish(challenge, binding, identification, uv)
+        #expect(result.owner.id == "alice" && result.passkeyID == world.passkeyID && result.verified.newSignCount == 7)
+        #expect(try world.storedSignCount() == 7)
+        #expect(try world.sesame.store.credentials.get(id: world.passkeyID)?.lastUsedAt != nil)
+        // Single use: the same challenge again is refused before anything is verified.
+        #expect(throws: SesameError.code(.expired)) { try world.finish(challenge, binding, identification, uv) }
+    }
+
+    @Test("a sign count that did not move forward is refused on every path, and the stored count stays", arguments: cases)
+    func signCountRegression(backend: Backend, path: Int) throws {
+        let (binding, identification, uv) = Self.paths[path]
+        var world = try World(backend, storedSignCount: 5)
+        for presented: UInt32 in [5, 3] {
+            world.fixture.signCount = presented
+            let challenge = try world.challenge(binding, userID: "alice")
+            let error = try #require(throws: SesameError.self) { try world.finish(challenge, binding, identification, uv) }
+            #expect(error.code == .verificationFailed && error.reason == "sign_count_regression", "\(error.debugDescription)")
+        }
+        #expect(try world.storedSignCount() == 5)
+    }
+
+    @Test("concurrent uses of one sign count: exactly one wins, the rest are sign_count_regression", arguments: Backend.allCases)
+    func signCountRace(backend: Backend) throws {
+        var world = try World(backend, storedSignCount: 1)
+        world.fixture.signCount = 2
+        var assertions: [(ChallengeRecord, [UInt8])] = []
+        for _ in 0..<20 {
+            let challenge = try world.challenge(.signIn)
+            assertions.append((challenge, CeremonyFixture.json(world.fixture.authentication())))
+        }
+        let engine = world.engine, project = world.project, policy = world.policy, prepared = assertions
+        let outcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: prepared.count) { index in
+            let (challenge, json) = prepared[index]
+            do {
+                let consumed = try engine.consume(challenge.id, binding: .signIn, project: project)
+                _ = try engine.finishAuthentication(json, challenge: consumed, project: project, policy: policy, identification: .usernameless,
+                                                    userVerification: .required)
+                outcomes.add("success")
+            } catch {
+                outcomes.add((error as? SesameError)?.reason ?? "\(error)")
+            }
+        }
+        #expect(outcomes.all.filter { $0 == "success" }.count == 1, "\(outcomes.all)")
+        #expect(outcomes.all.filter { $0 == "sign_count_regression" }.count == 19, "\(outcomes.all)")
+        #expect(try world.storedSignCount() == 2)
+    }
+
+    @Test("20 concurrent finishes of one challenge: exactly one wins, the others find it used", arguments: Backend.allCases)
+    func oneChallengeOneWinner(backend: Backend) throws {
+        var world = try World(backend)
+        let challenge = try world.challenge(.verificationRequest(requestID: "req_1"), userID: "alice")
+        let json = CeremonyFixture.json(world.fixture.authentication())
+        let engine = world.engine, project = world.project, policy = world.policy
+        let outcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            do {
+                let consumed = try engine.consume(challenge.id, binding: .verificationRequest(requestID: "req_1"), project: project)
+                _ = try engine.finishAuthentication(json, challenge: consumed, project: project, policy: policy,
+                                                    identification: .linkedPerson(userID: "alice"), userVerification: .afterIdentity)
+                outcomes.add("success")
+            } catch {
+                outcomes.add((error as? SesameError)?.reason ?? "\(error)")
+            }
+        }
+        #expect(outcomes.all.filter { $0 == "success" }.count == 1, "\(outcomes.all)")
+        #expect(outcomes.all.filter { $0 == "challenge_expired" }.count == 19, "\(outcomes.all)")
+    }
+
+    /// One refusal: how to provoke it, and the code and reason it must give.
+    struct Refusal: CustomTestStringConvertible, Sendable {
+        let reason: String
+        let code: SesameError.Code
+        let binding: ChallengeBinding
+        let identification: CeremonyIdentification
+        let userVerification: UserVerificationPolicy
+        let challengeRPID: String
+        let mutate: @Sendable (inout CeremonyFixture, World) throws -> Void
+        var testDescription: String { reason }
+
+        init(_ reason: String, _ code: SesameError.Code, binding: ChallengeBinding = .signIn, identification: CeremonyIdentification = .usernameless,
+             userVerification: UserVerificationPolicy = .required, challengeRPID: String = "example.org",
+             mutate: @escaping @Sendable (inout CeremonyFixture, World) throws -> Void = { _, _ in }) {
+            self.reason = reason
+            self.code = code
+            self.binding = binding
+            self.identification = identification
+            self.userVerification = userVerification
+            self.challengeRPID = challengeRPID
+            self.mutate = mutate
+        }
+    }
+
+    static let refusals: [Refusal] = [
+        Refusal("origin_mismatch", .verificationFailed) { fixture, _ in fixture.clientData["origin"] = .string("https://evil.example") },
+        Refusal("challenge_mismatch", .verificationFailed) { fixture, _ in fixture.challenge = Array(repeating: 1, count: 32) },
+        Refusal("invalid_signature", .verificationFailed) { fixture, _ in fixture.credentialKey = CeremonyFixture().credentialKey },
+        Refusal("unknown_credential", .verificationFailed) { fixture, _ in fixture.credentialID = Array(100..<116) },
+        Refusal("user_handle_missing", .verificationFailed) { fixture, _ in fixture.userHandle = nil },
+        Refusal("user_handle_mismatch", .verificationFailed, binding: .handOff(requestID: "req_1"),
+                identification: .identifiedUser(userID: "bob")),
+        Refusal("user_verification_required", .verificationFailed) { fixture, _ in fixture.flags = [.userPresent] },
+        Refusal("user_not_verified", .userNotVerified, binding: .verificationRequest(requestID: "req_1"),
+                identification: .linkedPerson(userID: "alice"), userVerification: .afterIdentity) { fixture, _ in fixture.flags = [.userPresent] },
+        Refusal("wrong_identity", .wrongIdentity, binding: .verificationRequest(requestID: "req_1"),
+                identification: .linkedPerson(userID: "bob"), userVerification: .afterIdentity),
+        Refusal("relying_party_changed", .expired, challengeRPID: "localhost"),
+        Refusal("blocked", .blocked) { _, world in _ = try world.sesame.users.setStatus(projectID: world.project.id, id: "alice", active: false) },
+        Refusal("malformed_response", .verificationFailed),
+    ]
+
+    @Test("each refusal has its code and reason, and a refused assertion before the signature check records nothing",
+          arguments: Backend.allCases, refusals)
+    func refusal(backend: Backend, refusal: Refusal) throws {
+        var world = try World(backend)
+        let challenge = try world.challenge(refusal.binding, rpID: refusal.challengeRPID, userID: "alice")
+        try refusal.mutate(&world.fixture, world)
+        let consumed = try world.engine.consume(challenge.id, binding: refusal.binding, project: world.project)
+        let json = refusal.reason == "malformed_response" ? Array(#"{"id":1}"#.utf8) : CeremonyFixture.json(world.fixture.authentication())
+        let error = try #require(throws: SesameError.self) {
+            try world.engine.finishAuthentication(json, challenge: consumed, project: world.project, policy: world.policy,
+                                                  identification: refusal.identification, userVerification: refusal.userVerification)
+        }
+        #expect(error.code == refusal.code && error.reason == refusal.reason, "\(error.debugDescription)")
+        if !["wrong_identity", "user_not_verified"].contains(refusal.reason) {
+            #expect(try world.sesame.store.credentials.get(id: world.passkeyID)?.lastUsedAt == nil)
+        }
+    }
+
+    @Test("challenges are bound: another project, purpose, request or session is refused, a used one too", arguments: Backend.allCases)
+    func bindings(backend: Backend) throws {
+        var world = try World(backend)
+        let other = try world.sesame.projects.create(name: "Other", relyingPartyID: "other.example")
+        let signIn = try world.challenge(.signIn)
+        #expect(throws: SesameError.code(.expired)) { try world.engine.consume(signIn.id, binding: .signIn, project: other) }
+        #expect(throws: SesameError.code(.expired)) { try world.engine.consume(signIn.id, binding: .signIn, project: world.project) }
+
+        let inline = try world.challenge(.verificationRequest(requestID: "req_1"))
+        #expect(throws: SesameError.code(.expired)) {
+            try world.engine.consume(inline.id, binding: .handOff(requestID: "req_1"), project: world.project)
+        }
+        #expect(throws: SesameError.code(.expired)) {
+            try world.engine.consume(inline.id, binding: .verificationRequest(requestID: "req_2"), project: world.project)
+        }
+        // Refused on another path, it is still usable on its own.
+        #expect(try world.engine.consume(inline.id, binding: .verificationRequest(requestID: "req_1"), project: world.project).id == inline.id)
+
+        let registration = try world.challenge(.accountSession(userID: "alice", sessionID: "s1"), userID: "alice")
+        #expect(throws: SesameError.code(.notFound)) {
+            try world.engine.consume(registration.id, binding: .accountSession(userID: "bob", sessionID: "s1"), project: world.project)
+        }
+        let error = try #require(throws: SesameError.self) {
+            try world.engine.consume(registration.id, binding: .accountSession(userID: "alice", sessionID: "s2"), project: world.project)
+        }
+        #expect(error.code == .expired && error.reason == "session_mismatch")
+        #expect(throws: SesameError.code(.notFound)) {
+            try world.engine.consume(registration.id, binding: .accountSession(userID: "alice", sessionID: "s1"), project: world.project)
+        }
+    }
+
+    @Test("start stores a 5-minute challenge bound as asked, which only its own binding takes back; registrations keep the limit",
+          arguments: Backend.allCases)
+    func start(backend: Backend) throws {
+        let world = try World(backend)
+        let engine = world.engine, now = world.sesame.clock.now()
+        for binding: ChallengeBinding in [.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1")] {
+            let started = try engine.start(binding, id: Identifiers.uuid(), project: world.project, rpID: "example.org", userID: "alice",
+                                           linkID: "lnk_1", clientIP: "192.0.2.1")
+            #expect(started.challenge.count == 32 && started.purpose == binding.purpose && started.rpID == "example.org")
+            #expect(started.expiresAt == now.addingTimeInterval(300) && started.linkID == "lnk_1")
+            let consumed = try engine.consume(started.id, binding: binding, project: world.project)
+            #expect(consumed.challenge == started.challenge && consumed.userID == "alice")
+        }
+        let binding = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
+        // Alice has one passkey: a limit of 2 leaves room for one pending registration, not two.
+        let first = try engine.startRegistration(binding, id: "pk_1", project: world.project, rpID: "example.org", name: "Laptop", limit: 2)
+        #expect(first?.name == "Laptop" && first?.sessionID == "s1" && first?.userID == "alice")
+        #expect(try engine.startRegistration(binding, id: "pk_2", project: world.project, rpID: "example.org", name: nil, limit: 2) == nil)
+        #expect(try engine.consume("pk_1", binding: binding, project: world.project).id == "pk_1")
+    }
+
+    @Test("registration: a genuine response verifies; another origin is origin_mismatch; a changed relying party is refused",
+          arguments: Backend.allCases)
+    func registration(backend: Backend) throws {
+        var world = try World(backend)
+        let binding = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
+        var challenge = try world.challenge(binding, userID: "alice")
+        var consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
+        let verified = try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed,
+                                                           policy: world.policy)
+        #expect(verified.credentialID == world.fixture.credentialID)
+
+        challenge = try world.challenge(binding, userID: "alice")
+        world.fixture.clientData["origin"] = .string("https://evil.example")
+        consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
+        var error = try #require(throws: SesameError.self) {
+            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+        }
+        #expect(error.code == .verificationFailed && error.reason == "origin_mismatch")
+
+        challenge = try world.challenge(binding, rpID: "localhost", userID: "alice")
+        consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
+        error = try #require(throws: SesameError.self) {
+            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+        }
+        #expect(error.code == .expired && error.reason == "relying_party_changed")
+    }
+}
+
+/// Outcomes collected from concurrent work.
+final class Outcomes: Sendable {
+    private let values = Mutex<[String]>([])
+    func add(_ value: String) { values.withLock { $0.append(value) } }
+    var all: [String] { values.withLock { $0 } }
+}
