@@ -152,6 +152,12 @@ struct BadInputTests {
         try rejected("bad relying party", 400, "invalid_argument") { try client.request("PUT", "/api/v1/project/relying-party", body: Array(#"{"id":"not a host"}"#.utf8)) }
         try rejected("bad challenge purpose", 400, "invalid_argument") { try client.post("/api/v1/challenges", #"{"purpose":"no spaces"}"#) }
         try rejected("bad challenge lifetime", 400, "invalid_argument") { try client.post("/api/v1/challenges", #"{"purpose":"x","ttlSeconds":0}"#) }
+        // A lifetime that is not a whole number of seconds, or beyond any integer, is refused before the domain sees it.
+        for ttl in ["1e300", "-1e300", "123456789012345678901234567890123456789", "1.5"] {
+            try rejected("challenge lifetime \(ttl)", 400, "invalid_argument") {
+                try client.post("/api/v1/challenges", #"{"purpose":"x","ttlSeconds":\#(ttl)}"#)
+            }
+        }
 
         // A client that sends half a request and stalls is disconnected after --connection-timeout 1.
         for partial in [
