@@ -45,6 +45,14 @@ public struct InlineOutcome: Sendable, Hashable {
         }
     }
 
+    /// The `reason` of a `passkey-options` fallback.
+    public static func reason(of fallback: InlineFallback) -> String {
+        switch fallback {
+        case .notLinked: "not_linked"
+        case .noPasskey: "no_passkey"
+        }
+    }
+
     private init(outcome: String, code: String?) {
         self.outcome = outcome
         self.code = code

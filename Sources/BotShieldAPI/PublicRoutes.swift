@@ -59,8 +59,8 @@ enum PublicRoutes {
                 "url": options.url,
                 "setup_url": options.setupURL,
             ])
-        case .fallback(let reason, let url, let setupURL):
-            BotShieldAPI.envelope(["fallback": "app", "reason": reason, "url": url, "setup_url": setupURL])
+        case .fallback(let fallback, let url, let setupURL):
+            BotShieldAPI.envelope(["fallback": "app", "reason": InlineOutcome.reason(of: fallback), "url": url, "setup_url": setupURL])
         case .closed(let outcome):
             BotShieldAPI.envelope(payload(outcome))
         }

@@ -30,23 +30,6 @@ public enum WellKnownFiles {
         return json(statements)
     }
 
-    /// `webauthn`: the web origins outside the relying party's domain allowed to use its ID (Related Origin Requests), or
-    /// `nil` (served as 404) when there are none. Only the project's own web platforms appear: partner web origins never
-    /// get the relying party.
-    ///
-    /// - SeeAlso: [WebAuthn §5.11](https://www.w3.org/TR/webauthn-3/#sctn-related-origins)
-    public static func relatedOrigins(_ configuration: ProjectConfiguration) -> [UInt8]? {
-        // An origin on the relying party ID or one of its subdomains may use it anyway (WebAuthn §5.1.4.1), so listing it
-        // would only turn the file on: it is left out.
-        let rpID = configuration.relyingPartyID
-        let origins = configuration.platforms.filter { if case .web = $0 { true } else { false } }
-            .flatMap { $0.origins(rpID: rpID) }
-            .filter { !$0.contains("*") && !($0 == "https://\(rpID)" || $0.hasSuffix(".\(rpID)")) }
-        var seen = Set<String>()
-        let unique = origins.filter { seen.insert($0).inserted }
-        return unique.isEmpty ? nil : json(["origins": unique])
-    }
-
     private static func json(_ object: Any) -> [UInt8] {
         do {
             return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))

@@ -20,10 +20,9 @@ enum PlatformRoutes {
         router.add(.GET, "/openapi.json", cors: true) { _ in
             HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: OpenAPIDocument.bytes)
         }
-        let wellKnown: [(String, @Sendable (ProjectConfiguration) -> [UInt8]?)] = [
+        let wellKnown: [(String, @Sendable (ProjectConfiguration) -> [UInt8])] = [
             ("/.well-known/apple-app-site-association", WellKnownFiles.appleAppSiteAssociation),
             ("/.well-known/assetlinks.json", WellKnownFiles.assetLinks),
-            ("/.well-known/webauthn", WellKnownFiles.relatedOrigins),
         ]
         for (path, file) in wellKnown {
             router.add(.GET, path, cors: true) { request in
@@ -35,10 +34,8 @@ enum PlatformRoutes {
                 configuration.platforms += try ManagementAPI.call { () throws(SesameError) in
                     try sesame.partners.approvedPlatforms(projectID: project.id)
                 }
-                guard let body = file(configuration) else {
-                    throw HTTPError.notFound(code: "not_found", message: "This relying party has no related origins.")
-                }
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=300"], body: body)
+                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=300"],
+                                    body: file(configuration))
             }
         }
     }

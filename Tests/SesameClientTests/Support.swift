@@ -59,7 +59,7 @@ struct TestRelyingParty {
             credential,
             expectations: AuthenticationExpectations(
                 policy: policy, challenge: challenge, allowedCredentialIDs: allow,
-                identifiedUserHandle: identifiedUserHandle),
+                identification: identifiedUserHandle.map { .identified(expectedUserHandle: $0) } ?? .usernameless),
             record: record)
     }
 

@@ -121,14 +121,4 @@ import WebAuthn
         #expect(target["package_name"] as? String == "com.example.app")
         #expect(target["sha256_cert_fingerprints"] as? [String] == [PlatformValidation.fingerprintText(RelyingPartyTests.fingerprint)])
     }
-
-    @Test("webauthn lists the concrete web origins outside the relying party's domain, and is absent without any")
-    func relatedOrigins() throws {
-        // example.com and its subdomains need no related-origins file; wildcards cannot be listed.
-        #expect(WellKnownFiles.relatedOrigins(RelyingPartyTests.configuration) == nil)
-        var configuration = RelyingPartyTests.configuration
-        configuration.platforms += [.web(hostname: "shop.example.net"), .web(hostname: "login.example.com")]
-        let object = json(try #require(WellKnownFiles.relatedOrigins(configuration))) as! [String: [String]]
-        #expect(object["origins"] == ["https://shop.example.net"])
-    }
 }

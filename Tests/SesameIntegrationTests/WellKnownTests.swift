@@ -47,22 +47,19 @@ struct WellKnownTests {
                 #expect(target["sha256_cert_fingerprints"] as? [String] == [Fixtures.fingerprint])
             }
 
+            // No Related Origin Requests: a ceremony accepts no origin outside the relying party's domain, so none is listed.
             let webauthn = try get("/.well-known/webauthn", host: host)
-            #expect(webauthn.status == 200, "\(host): \(webauthn)")
-            let origins = webauthn.json["origins"] as? [String] ?? []
-            #expect(origins.contains("https://login.example.com"), "\(webauthn)")
-            #expect(!origins.contains { !$0.hasPrefix("https://") }, "only https origins: \(origins)")
+            #expect(webauthn.status == 404, "\(host): \(webauthn)")
         }
 
         // A second project: hosts now pick the project whose relying party ID they name, and others get 404.
         try SesameCLI.succeed(["project", "create", "--db", database, "--name", "Other", "--rp-id", "other.example"])
-        for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/.well-known/webauthn"] {
+        for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json"] {
             let unknown = try get(path, host: "unknown.example")
             #expect(unknown.status == 404, "\(path): \(unknown)")
             #expect(unknown.isErrorShape && unknown.errorCode == "not_found", "\(unknown)")
             let other = try get(path, host: "OTHER.example:443")
-            // A relying party without web platforms has no related origins: that file is 404, the others are served.
-            #expect(other.status == (path.hasSuffix("webauthn") ? 404 : 200), "\(path): \(other)")
+            #expect(other.status == 200, "\(path): \(other)")
             #expect(!other.text.contains("example.app") && !other.text.contains("login.example.com"), "\(other)")
         }
         let defaultProject = try get("/.well-known/apple-app-site-association", host: "localhost:\(server.port)")

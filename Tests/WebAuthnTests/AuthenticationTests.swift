@@ -11,7 +11,8 @@ import Testing
         try AuthenticationVerifier.verify(
             credential ?? fixture.authentication(),
             expectations: AuthenticationExpectations(policy: policy ?? fixture.policy, challenge: fixture.challenge,
-                                                     allowedCredentialIDs: allowed, identifiedUserHandle: identified),
+                                                     allowedCredentialIDs: allowed,
+                                                     identification: identified.map { .identified(expectedUserHandle: $0) } ?? .usernameless),
             record: try record ?? fixture.record())
     }
 
@@ -277,22 +278,5 @@ import Testing
         } else {
             try verify()
         }
-    }
-
-    @Test("identifiedUserHandle keeps its meaning: nil is usernameless, a handle is that identified user")
-    func compatibility() {
-        let policy = CeremonyFixture().policy
-        var expectations = AuthenticationExpectations(policy: policy, challenge: [1])
-        #expect(expectations.identification == .usernameless)
-        #expect(expectations.identifiedUserHandle == nil)
-        expectations = AuthenticationExpectations(policy: policy, challenge: [1], identifiedUserHandle: Self.alice)
-        #expect(expectations.identification == .identified(expectedUserHandle: Self.alice))
-        #expect(expectations.identifiedUserHandle == Self.alice)
-        expectations.identifiedUserHandle = nil
-        #expect(expectations.identification == .usernameless)
-        expectations = AuthenticationExpectations(policy: policy, challenge: [1], identification: .identified(expectedUserHandle: nil))
-        #expect(expectations.identifiedUserHandle == nil)
-        expectations.identifiedUserHandle = Self.bob
-        #expect(expectations.identification == .identified(expectedUserHandle: Self.bob))
     }
 }

@@ -88,7 +88,7 @@ struct W3CVector: Decodable, CustomTestStringConvertible, Sendable {
         let record = CredentialRecord(id: vector.bytes(vector.credentialId), publicKey: try COSEKey(cborEncoded: vector.bytes(vector.credentialPublicKey)),
                                       signCount: 0, backupEligible: vector.expected.backupEligible, userHandle: owner)
         let expectations = AuthenticationExpectations(policy: policy ?? vector.policy, challenge: vector.bytes(vector.challenge),
-                                                      identifiedUserHandle: owner)
+                                                      identification: .identified(expectedUserHandle: owner))
         return try AuthenticationVerifier.verify(credential, expectations: expectations, record: record)
     }
 

@@ -130,14 +130,15 @@ public struct CeremonyEngine: Sendable {
         guard let stored, stored.projectID == project.id,
               let owner = try StoreErrors.map({ () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) })
         else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
-        let identifiedHandle: [UInt8]?
+        let userIdentification: UserIdentification
         switch identification {
-        case .usernameless: identifiedHandle = nil
-        case .linkedPerson: identifiedHandle = owner.userHandle
+        case .usernameless: userIdentification = .usernameless
+        // The owner is known from the record: a returned handle must name it.
+        case .linkedPerson: userIdentification = .identified(expectedUserHandle: nil)
         case .identifiedUser(let userID):
             let user = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: userID) }
             guard let user else { throw SesameError(.verificationFailed, "the identified user is gone", reason: "unknown_credential") }
-            identifiedHandle = user.userHandle
+            userIdentification = .identified(expectedUserHandle: user.userHandle)
         }
         var policy = policy
         policy.requiresUserVerification = userVerification == .required
@@ -149,7 +150,7 @@ public struct CeremonyEngine: Sendable {
             )
             // §7.2 steps 6 and 8-22 (user handle, client data, authenticator data, signature, sign count): the core's.
             verified = try AuthenticationVerifier.verify(
-                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge.challenge, identifiedUserHandle: identifiedHandle),
+                credential, expectations: AuthenticationExpectations(policy: policy, challenge: challenge.challenge, identification: userIdentification),
                 record: record
             )
         } catch {

@@ -6,9 +6,16 @@ import WebAuthn
 /// What `passkey-options` answers: options for the linked person, a fallback to the hand-off, or a closed request.
 public enum InlineOptionsAnswer: Sendable, Hashable {
     case options(InlinePasskeyOptions)
-    /// `reason` is `not_linked` or `no_passkey`.
-    case fallback(reason: String, url: String, setupURL: String)
+    case fallback(InlineFallback, url: String, setupURL: String)
     case closed(InlineVerdict)
+}
+
+/// Why `passkey-options` sends the person to the hand-off instead of offering a passkey.
+public enum InlineFallback: Sendable, Hashable, CaseIterable {
+    /// The request's ref has no linked person.
+    case notLinked
+    /// The linked person has no usable passkey (none yet, or blocked).
+    case noPasskey
 }
 
 /// WebAuthn request options for the linked person, and the links every panel keeps.
@@ -167,10 +174,10 @@ public struct InlinePasskeyService: Sendable {
         }
         let url = sesame.inline.handOffURL(requestID: request.id)
         let setupURL = sesame.inline.setupURL
-        guard let link = try currentLink(of: request) else { return .fallback(reason: "not_linked", url: url, setupURL: setupURL) }
+        guard let link = try currentLink(of: request) else { return .fallback(.notLinked, url: url, setupURL: setupURL) }
         let project = try project(of: request)
         let credentials = try usableCredentials(userID: link.userID, project: project)
-        guard !credentials.isEmpty else { return .fallback(reason: "no_passkey", url: url, setupURL: setupURL) }
+        guard !credentials.isEmpty else { return .fallback(.noPasskey, url: url, setupURL: setupURL) }
         let challenge = try sesame.ceremonies.start(.verificationRequest(requestID: request.id), id: Identifiers.uuid(), project: project,
                                                     rpID: project.relyingPartyID, userID: link.userID, linkID: link.id)
         return .options(InlinePasskeyOptions(

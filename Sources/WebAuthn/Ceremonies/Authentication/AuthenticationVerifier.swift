@@ -49,29 +49,10 @@ public struct AuthenticationExpectations: Sendable {
     /// How the user was identified, which decides what §7.2 step 6 checks.
     public var identification: UserIdentification
 
-    /// The user handle of the account identified before the ceremony (by username or session), or nil for
-    /// usernameless sign-in, where the response itself must name the credential's owner.
-    ///
-    /// A view of ``identification``: nil also when the user is identified by the credential record alone.
-    /// Setting a handle makes the sign-in identified by it; setting nil makes it usernameless.
-    public var identifiedUserHandle: [UInt8]? {
-        get {
-            if case .identified(let expected) = identification { return expected }
-            return nil
-        }
-        set { identification = newValue.map { .identified(expectedUserHandle: $0) } ?? .usernameless }
-    }
-
-    /// Creates the expectations of one authentication; a nil `identifiedUserHandle` means usernameless sign-in.
+    /// Creates the expectations of one authentication with the user identified as `identification` says
+    /// (usernameless unless told).
     public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = [],
-                identifiedUserHandle: [UInt8]? = nil) {
-        self.init(policy: policy, challenge: challenge, allowedCredentialIDs: allowedCredentialIDs,
-                  identification: identifiedUserHandle.map { .identified(expectedUserHandle: $0) } ?? .usernameless)
-    }
-
-    /// Creates the expectations of one authentication with the user identified as `identification` says.
-    public init(policy: RelyingPartyPolicy, challenge: [UInt8], allowedCredentialIDs: [[UInt8]] = [],
-                identification: UserIdentification) {
+                identification: UserIdentification = .usernameless) {
         self.policy = policy
         self.challenge = challenge
         self.allowedCredentialIDs = allowedCredentialIDs
