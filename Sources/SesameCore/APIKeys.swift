@@ -36,6 +36,7 @@ public struct APIKey: Sendable, Hashable {
 public struct APIKeyService: Sendable {
     let store: Store
     let clock: any SesameClock
+    let cache: ConfigurationCache
     /// Every secret starts with this, so leaked keys are easy to find by scanners.
     public static let secretPrefix = "sesame_sk_"
 
@@ -59,14 +60,18 @@ public struct APIKeyService: Sendable {
             throw SesameError(.unauthorized, "not an API key")
         }
         let hash = Identifiers.hash(secret)
-        let record = try StoreErrors.map { () throws(StoreError) in try store.apiKeys.find(secretHash: hash) }
+        let record = try cache.apiKey(store, secretHash: hash) { () throws(SesameError) in
+            try StoreErrors.map { () throws(StoreError) in try store.apiKeys.find(secretHash: hash) }
+        }
         // The lookup is by hash; compare again in constant time so no code path depends on a partial match.
         guard let record, record.revokedAt == nil, constantTimeEquals(record.secretHash, hash) else {
             throw SesameError(.unauthorized, "unknown or revoked API key")
         }
         let key = APIKey(record: record)
         guard key.scopes.contains(scope) else { throw SesameError(.forbidden, "the API key lacks scope \(scope.rawValue)") }
-        try? store.apiKeys.touch(id: record.id, at: clock.now())
+        // Bookkeeping, at most once a minute per key and node; a failed write does not refuse the key.
+        let now = clock.now()
+        if cache.shouldTouch(keyID: record.id, at: now) { try? store.apiKeys.touch(id: record.id, at: now) }
         return key
     }
 

@@ -65,10 +65,12 @@ public struct JWTService: Sendable {
 
     /// The project's secret, made on first use; stored sealed (bound to the project), opened here.
     private func secret(_ projectID: String) throws(SesameError) -> [UInt8] {
-        let candidate = Array(try secrets.seal(SecureRandom.bytes(count: 32), for: .jwtSecret, row: projectID).utf8)
-        let stored = try StoreErrors.map { () throws(StoreError) in
-            try store.sessions.jwtSecret(projectID: projectID, candidate: candidate, now: clock.now())
+        try secrets.cache.jwtSecret(store, projectID: projectID) { () throws(SesameError) in
+            let candidate = Array(try secrets.seal(SecureRandom.bytes(count: 32), for: .jwtSecret, row: projectID).utf8)
+            let stored = try StoreErrors.map { () throws(StoreError) in
+                try store.sessions.jwtSecret(projectID: projectID, candidate: candidate, now: clock.now())
+            }
+            return try secrets.open(stored, for: .jwtSecret, row: projectID)
         }
-        return try secrets.open(stored, for: .jwtSecret, row: projectID)
     }
 }

@@ -234,16 +234,20 @@ public struct PasskeyService: Sendable {
         let policy = try relyingParty(project, requestOrigin: requestOrigin)
         let decision = try limitSignIn("finish", clientIP)
         let now = clock.now()
-        let engine = CeremonyEngine(store: store, clock: clock)
-        let binding = ChallengeBinding.signIn
-        let consumed = try engine.consume(challengeID, binding: binding, project: project)
-        let owner = try engine.finishAuthentication(credentialJSON, challenge: consumed, project: project, policy: policy,
-                                                    identification: .usernameless, userVerification: binding.kind.userVerification).owner
         let secret = Identifiers.secret(prefix: Self.tokenPrefix)
-        let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: owner.id, secretHash: try secrets.tokenHash(secret),
-                                kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
-        try StoreErrors.map { () throws(StoreError) in try store.tokens.create(token) }
-        return SignInToken(id: token.id, userID: owner.id, secret: secret, createdAt: now, expiresAt: token.expiresAt, rateLimit: decision)
+        let secretHash = try secrets.tokenHash(secret)
+        let binding = ChallengeBinding.signIn
+        // One write transaction: the challenge taken back, the passkey's use recorded and the token stored together.
+        let token = try CeremonyEngine(store: store, clock: clock).finishAuthentication(
+            credentialJSON, challengeID: challengeID, binding: binding, project: project, policy: policy, identification: .usernameless,
+            userVerification: binding.kind.userVerification
+        ) { transaction, passkey throws(StoreError) -> TokenRecord in
+            let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: passkey.owner.id, secretHash: secretHash,
+                                    kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
+            try transaction.tokens.create(token)
+            return token
+        }
+        return SignInToken(id: token.id, userID: token.userID, secret: secret, createdAt: now, expiresAt: token.expiresAt, rateLimit: decision)
     }
 
     private func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) -> RateLimitDecision? {

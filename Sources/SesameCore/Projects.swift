@@ -31,6 +31,7 @@ public struct PlatformEntry: Sendable, Hashable {
 public struct ProjectService: Sendable {
     let store: Store
     let clock: any SesameClock
+    let cache: ConfigurationCache
 
     /// Creates a project; its relying party ID is checked and lowercased.
     /// - Parameter id: a fixed ID (for the bootstrap project); a random one by default.
@@ -49,20 +50,19 @@ public struct ProjectService: Sendable {
     /// The project with `id`.
     /// - Throws: `not_found`.
     public func get(_ id: String) throws(SesameError) -> Project {
-        try StoreErrors.map { () throws(StoreError) -> Project in
-            guard let record = try store.projects.get(id: id) else { throw StoreError(.notFound, "project") }
-            return Project(record: record, platforms: try store.platforms.list(projectID: id).compactMap(PlatformEntry.init))
-        }
+        guard let project = try list().first(where: { $0.id == id }) else { throw SesameError(.notFound, "project") }
+        return project
     }
 
-    /// Every project, oldest first.
+    /// Every project, oldest first (from the configuration cache while no project or platform changed).
     public func list() throws(SesameError) -> [Project] {
-        try StoreErrors.map { () throws(StoreError) -> [Project] in
-            var projects: [Project] = []
-            for record in try store.projects.list() {
-                projects.append(Project(record: record, platforms: try store.platforms.list(projectID: record.id).compactMap(PlatformEntry.init)))
+        try cache.projects(store) { () throws(SesameError) -> [Project] in
+            try StoreErrors.map { () throws(StoreError) -> [Project] in
+                let platforms = Dictionary(grouping: try store.platforms.listAll(), by: \.projectID)
+                return try store.projects.list().map { record in
+                    Project(record: record, platforms: (platforms[record.id] ?? []).compactMap(PlatformEntry.init))
+                }
             }
-            return projects
         }
     }
 

@@ -23,6 +23,7 @@ public struct SecretInventory: Sendable, Hashable {
 public struct SecretsAtRest: Sendable {
     let store: Store
     let clock: any SesameClock
+    let cache: ConfigurationCache
     /// The master keys of this process.
     public let keys: MasterKeyring
 
@@ -53,6 +54,10 @@ public struct SecretsAtRest: Sendable {
 
     /// The token-hash key, made on first use (concurrent first uses on several nodes agree on one).
     func tokenHashKey() throws(SesameError) -> [UInt8] {
+        try cache.deploymentKey(Self.tokenHashKeyName, load: loadTokenHashKey)
+    }
+
+    private func loadTokenHashKey() throws(SesameError) -> [UInt8] {
         let name = Self.tokenHashKeyName
         var sealed = try StoreErrors.map { () throws(StoreError) in try store.secrets.deploymentKey(name: name) }
         if sealed == nil {

@@ -9,9 +9,11 @@ public struct Sesame: Sendable {
     /// The master keys that seal the secrets the server reads back (never stored in the database).
     public let masterKeys: MasterKeyring
     private let signerOverride: (any VerificationTokenSigner)?
+    /// Projects, platforms, API keys and secrets read from memory while the configuration version stays.
+    let configurationCache = ConfigurationCache()
 
-    public var projects: ProjectService { ProjectService(store: store, clock: clock) }
-    public var apiKeys: APIKeyService { APIKeyService(store: store, clock: clock) }
+    public var projects: ProjectService { ProjectService(store: store, clock: clock, cache: configurationCache) }
+    public var apiKeys: APIKeyService { APIKeyService(store: store, clock: clock, cache: configurationCache) }
     public var challenges: ChallengeService { ChallengeService(store: store, clock: clock) }
     public var rateLimiter: RateLimiter { RateLimiter(store: store, clock: clock) }
     public var users: UserService { UserService(store: store, clock: clock) }
@@ -21,7 +23,7 @@ public struct Sesame: Sendable {
     public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock, secrets: secrets) }
     public var jwts: JWTService { JWTService(store: store, clock: clock, secrets: secrets) }
     /// Sealing, opening and re-sealing the secrets at rest under ``masterKeys``.
-    public var secrets: SecretsAtRest { SecretsAtRest(store: store, clock: clock, keys: masterKeys) }
+    public var secrets: SecretsAtRest { SecretsAtRest(store: store, clock: clock, cache: configurationCache, keys: masterKeys) }
     public var housekeeping: Housekeeping { Housekeeping(store: store, clock: clock) }
     public var partners: PartnerService { PartnerService(store: store, clock: clock, configuration: inline) }
     public var verifications: VerificationService { VerificationService(sesame: self) }

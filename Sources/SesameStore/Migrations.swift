@@ -384,5 +384,43 @@ enum Schema {
                 "DELETE FROM tokens",
             ]
         },
+        Migration(version: 8, name: "configuration version: a counter every change to projects, platforms, API keys or JWT secrets bumps") { dialect in
+            // Triggers keep it in one place: whatever writes the configuration (a node, the CLI, another process) bumps
+            // the counter in the same transaction. A key's last use is bookkeeping, not configuration.
+            let watched = [
+                ("projects", "INSERT OR UPDATE OR DELETE"), ("platforms", "INSERT OR UPDATE OR DELETE"),
+                ("api_keys", "INSERT OR DELETE OR UPDATE OF id, project_id, name, secret_hash, scopes, revoked_at"),
+                ("jwt_secrets", "INSERT OR UPDATE OR DELETE"),
+            ]
+            var statements = [
+                "CREATE TABLE configuration_version (id INTEGER PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL)",
+                "INSERT INTO configuration_version (id, version) VALUES (1, 1)",
+            ]
+            switch dialect {
+            case .sqlite:
+                // SQLite names one event per trigger.
+                for (table, events) in watched {
+                    for event in events.components(separatedBy: " OR ") {
+                        let name = event.split(separator: " ").first.map(String.init)?.lowercased() ?? event
+                        statements.append("""
+                            CREATE TRIGGER \(table)_\(name)_configuration AFTER \(event) ON \(table)
+                            BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; END
+                            """)
+                    }
+                }
+            case .postgres:
+                statements.append("""
+                    CREATE FUNCTION sesame_bump_configuration_version() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; RETURN NULL; END $$
+                    """)
+                for (table, events) in watched {
+                    statements.append("""
+                        CREATE TRIGGER \(table)_configuration AFTER \(events) ON \(table)
+                        FOR EACH STATEMENT EXECUTE FUNCTION sesame_bump_configuration_version()
+                        """)
+                }
+            }
+            return statements
+        },
     ]
 }

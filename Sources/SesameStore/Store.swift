@@ -150,4 +150,6 @@ extension Repositories {
     public var signingKeys: SigningKeyRepository { SigningKeyRepository(database: database) }
     /// Every stored secret the server reads back, and the sealed deployment keys.
     public var secrets: SecretRepository { SecretRepository(database: database) }
+    /// The counter that every change to projects, platforms, API keys or JWT secrets moves forward.
+    public var configurationVersion: ConfigurationVersionRepository { ConfigurationVersionRepository(database: database) }
 }

@@ -296,3 +296,102 @@ final class Outcomes: Sendable {
     func add(_ value: String) { values.withLock { $0.append(value) } }
     var all: [String] { values.withLock { $0 } }
 }
+
+/// The finish that verifies against the stored challenge and then writes in one transaction (sign-in's path).
+@Suite struct CeremonyEngineTransactionTests {
+    typealias World = CeremonyEngineTests.World
+
+    /// Finishes a sign-in of `challenge` through the one-transaction path, storing a token as its effect.
+    static func finish(_ world: World, _ challenge: ChallengeRecord, json: [UInt8]? = nil, failingEffect: Bool = false) throws(SesameError) -> String {
+        try world.engine.finishAuthentication(
+            json ?? CeremonyFixture.json(world.fixture.authentication()), challengeID: challenge.id, binding: .signIn, project: world.project,
+            policy: world.policy, identification: .usernameless, userVerification: .required
+        ) { transaction, passkey throws(StoreError) -> String in
+            let now = Date()
+            let token = TokenRecord(id: Identifiers.unique(), projectID: world.project.id, userID: passkey.owner.id, secretHash: Array(0..<32),
+                                    kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(60))
+            try transaction.tokens.create(token)
+            if failingEffect { throw StoreError(.conflict, "the effect failed") }
+            return token.id
+        }
+    }
+
+    /// Every stored token as `id:userID`.
+    static func tokenOwners(_ world: World) throws -> [String] {
+        try world.sesame.store.database.query("SELECT id, user_id FROM tokens ORDER BY id", []).map { "\(try $0.text("id")):\(try $0.text("user_id"))" }
+    }
+
+    @Test("a verified finish takes the challenge, records the use and writes its effect together", arguments: Backend.allCases)
+    func together(backend: Backend) throws {
+        var world = try World(backend, storedSignCount: 1)
+        world.fixture.signCount = 2
+        let challenge = try world.challenge(.signIn)
+        let tokenID = try Self.finish(world, challenge)
+        #expect(try Self.tokenOwners(world) == ["\(tokenID):alice"])
+        #expect(try world.storedSignCount() == 2)
+        #expect(try world.sesame.store.challenges.get(id: challenge.id) == nil)
+    }
+
+    @Test("an effect that fails rolls the whole step back: the challenge stays usable, the count and the token are not written",
+          arguments: Backend.allCases)
+    func effectFails(backend: Backend) throws {
+        var world = try World(backend, storedSignCount: 1)
+        world.fixture.signCount = 2
+        let challenge = try world.challenge(.signIn)
+        #expect(throws: SesameError.code(.conflict)) { try Self.finish(world, challenge, failingEffect: true) }
+        #expect(try world.storedSignCount() == 1)
+        #expect(try Self.tokenOwners(world).isEmpty)
+        #expect(try world.sesame.store.challenges.get(id: challenge.id) != nil)
+        _ = try Self.finish(world, challenge)
+        #expect(try world.storedSignCount() == 2)
+    }
+
+    @Test("a refused finish uses the challenge up: the genuine answer after it finds it used", arguments: Backend.allCases)
+    func refusedUsesUp(backend: Backend) throws {
+        var world = try World(backend)
+        let challenge = try world.challenge(.signIn)
+        var forged = world.fixture
+        forged.clientData["origin"] = .string("https://evil.example")
+        let refused = try #require(throws: SesameError.self) { try Self.finish(world, challenge, json: CeremonyFixture.json(forged.authentication())) }
+        #expect(refused.reason == "origin_mismatch")
+        let again = try #require(throws: SesameError.self) { try Self.finish(world, challenge) }
+        #expect(again.code == .expired && again.reason == "challenge_expired")
+        #expect(try world.storedSignCount() == 0)
+    }
+
+    @Test("a challenge of another purpose is burnt; one of a verification request is left for its own path", arguments: Backend.allCases)
+    func bindings(backend: Backend) throws {
+        var world = try World(backend)
+        let request = try world.challenge(.verificationRequest(requestID: "req_1"), userID: "alice")
+        #expect(throws: SesameError.code(.expired)) { try Self.finish(world, request) }
+        #expect(try world.sesame.store.challenges.get(id: request.id) == nil, "a sign-in probe burns whatever it names")
+        let handOff = try world.challenge(.handOff(requestID: "req_1"), userID: "alice")
+        let json = CeremonyFixture.json(world.fixture.authentication())
+        #expect(throws: SesameError.code(.expired)) {
+            try world.engine.finishAuthentication(json, challengeID: handOff.id, binding: .verificationRequest(requestID: "req_1"),
+                                                  project: world.project, policy: world.policy, identification: .linkedPerson(userID: "alice"),
+                                                  userVerification: .afterIdentity) { _, _ throws(StoreError) in }
+        }
+        #expect(try world.sesame.store.challenges.get(id: handOff.id) != nil, "the hand-off's challenge stays usable by its own path")
+    }
+
+    @Test("20 concurrent finishes of one challenge: exactly one wins, the others find it used", arguments: Backend.allCases)
+    func oneWinner(backend: Backend) throws {
+        var world = try World(backend)
+        let challenge = try world.challenge(.signIn)
+        let json = CeremonyFixture.json(world.fixture.authentication())
+        let prepared = world
+        let outcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            do {
+                _ = try Self.finish(prepared, challenge, json: json)
+                outcomes.add("success")
+            } catch {
+                outcomes.add((error as? SesameError)?.reason ?? "\(error)")
+            }
+        }
+        #expect(outcomes.all.filter { $0 == "success" }.count == 1, "\(outcomes.all)")
+        #expect(outcomes.all.filter { $0 == "challenge_expired" }.count == 19, "\(outcomes.all)")
+        #expect(try Self.tokenOwners(world).count == 1)
+    }
+}

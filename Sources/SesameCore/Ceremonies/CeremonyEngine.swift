@@ -119,6 +119,62 @@ public struct CeremonyEngine: Sendable {
                                      identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
         throws(SesameError) -> AuthenticatedPasskey
     {
+        let assertion = try verify(credentialJSON, challenge: challenge, project: project, policy: policy, identification: identification,
+                                   userVerification: userVerification)
+        guard try StoreErrors.map({ () throws(StoreError) in try recordUse(assertion, in: store) }) else { throw Self.signCountRegression }
+        if let refusal = Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification) { throw refusal }
+        return assertion
+    }
+
+    /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction: the answer
+    /// is verified against the challenge as stored (reads only), then the challenge is taken back for `binding`, the
+    /// use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused one too (then
+    /// that is its only write); of concurrent finishes of one challenge exactly one gets it.
+    /// - Parameter effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
+    /// - Throws: as ``finishAuthentication(_:challenge:project:policy:identification:userVerification:)``, and what
+    ///   ``consume(_:binding:project:)`` throws.
+    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, binding: ChallengeBinding, project: Project,
+                                        policy: RelyingPartyPolicy, identification: CeremonyIdentification,
+                                        userVerification: UserVerificationPolicy,
+                                        effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
+    {
+        let assertion: AuthenticatedPasskey
+        do {
+            let pending = try peek(challengeID, binding: binding, project: project)
+            assertion = try verify(credentialJSON, challenge: pending, project: project, policy: policy, identification: identification,
+                                   userVerification: userVerification)
+        } catch {
+            // Refused (or never this binding's): the challenge is used up all the same, and if another finish took it
+            // first, this one reports that, as if it had come second.
+            _ = try consume(challengeID, binding: binding, project: project)
+            throw error
+        }
+        let refusal = Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification)
+        let now = clock.now()
+        let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
+            try store.transaction { transaction throws(StoreError) -> FinishOutcome<T> in
+                guard try take(challengeID, binding: binding, project: project, now: now, from: transaction) != nil else { return .used }
+                guard try recordUse(assertion, in: transaction) else { return .regressed }
+                guard refusal == nil else { return .refused }
+                return .done(try effect(transaction, assertion))
+            }
+        }
+        switch outcome {
+        case .done(let value): return value
+        case .used: throw Self.challengeExpired
+        case .regressed: throw Self.signCountRegression
+        case .refused: throw refusal ?? Self.signCountRegression
+        }
+    }
+
+    static let signCountRegression = SesameError(.verificationFailed, "the sign count did not move forward",
+                                                 reason: WebAuthnError.Code.signCountRegression.rawValue)
+    static let challengeExpired = SesameError(.expired, "the challenge is unknown, used or expired", reason: "challenge_expired")
+
+    /// §7.2 steps 1-22 against `challenge` and the blocked-user check: reads only.
+    private func verify(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
+                        identification: CeremonyIdentification, userVerification: UserVerificationPolicy) throws(SesameError) -> AuthenticatedPasskey
+    {
         guard challenge.rpID == policy.id else {
             throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
         }
@@ -158,23 +214,42 @@ public struct CeremonyEngine: Sendable {
         }
         // A blocked person's passkeys count for nothing; said only after a genuine assertion.
         guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
-        // §7.2 steps 23-24: store the new sign count and backup state atomically, only if the count moved forward (a
-        // concurrent use of the same count loses here, whatever the face).
-        let updated = try StoreErrors.map { () throws(StoreError) in
-            try store.credentials.updateAfterAuthentication(id: stored.id, newSignCount: Int64(verified.newSignCount), backedUp: verified.backedUp,
-                                                            userVerified: verified.userVerified, at: clock.now())
-        }
-        guard updated else {
-            throw SesameError(.verificationFailed, "the sign count did not move forward", reason: WebAuthnError.Code.signCountRegression.rawValue)
-        }
-        if case .linkedPerson(let personID?) = identification, owner.id != personID {
-            throw SesameError(.wrongIdentity, "a genuine assertion by another person's passkey")
-        }
-        if userVerification == .afterIdentity, !verified.userVerified {
-            throw SesameError(.userNotVerified, "the person did not unlock the passkey")
-        }
         return AuthenticatedPasskey(owner: owner, passkeyID: stored.id, verified: verified)
     }
+
+    /// §7.2 steps 23-24: stores the new sign count and backup state atomically, only if the count moved forward (a
+    /// concurrent use of the same count loses here, whatever the face).
+    /// - Returns: whether the count moved forward and was stored.
+    private func recordUse(_ assertion: AuthenticatedPasskey, in repositories: some Repositories) throws(StoreError) -> Bool {
+        let verified = assertion.verified
+        return try repositories.credentials.updateAfterAuthentication(id: assertion.passkeyID, newSignCount: Int64(verified.newSignCount),
+                                                                      backedUp: verified.backedUp, userVerified: verified.userVerified,
+                                                                      at: clock.now())
+    }
+
+    /// What refuses a genuine assertion after its use is stored: a linked person's ceremony answered by another
+    /// person's passkey, then a missing UV flag where it is checked after identity.
+    private static func refusalAfterUse(_ assertion: AuthenticatedPasskey, identification: CeremonyIdentification,
+                                        userVerification: UserVerificationPolicy) -> SesameError? {
+        if case .linkedPerson(let personID?) = identification, assertion.owner.id != personID {
+            return SesameError(.wrongIdentity, "a genuine assertion by another person's passkey")
+        }
+        if userVerification == .afterIdentity, !assertion.verified.userVerified {
+            return SesameError(.userNotVerified, "the person did not unlock the passkey")
+        }
+        return nil
+    }
+}
+
+/// How the write transaction of a finish ended.
+private enum FinishOutcome<T> {
+    case done(T)
+    /// Another finish took the challenge first.
+    case used
+    /// The sign count did not move forward.
+    case regressed
+    /// A genuine assertion, recorded, but refused after its use (``CeremonyEngine/refusalAfterUse``).
+    case refused
 }
 
 /// What a ceremony's challenge is bound to; the engine takes it back exactly once, on any backend, under concurrency.
@@ -211,31 +286,53 @@ extension CeremonyEngine {
     ///   (`challenge_expired`: unknown, used, expired, or of another project or purpose; `session_mismatch`).
     public func consume(_ id: String, binding: ChallengeBinding, project: Project) throws(SesameError) -> ChallengeRecord {
         let now = clock.now()
-        let expired = SesameError(.expired, "the challenge is unknown, used or expired", reason: "challenge_expired")
-        switch binding {
-        case .accountSession(let userID, let sessionID):
+        if case .accountSession(let userID, let sessionID) = binding {
             let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: id) }
             guard let pending, pending.purpose == binding.purpose, pending.projectID == project.id, pending.userID == userID
             else { throw SesameError(.notFound, "no pending registration with this ID") }
             let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: id, now: now) }
             guard let consumed else {
-                throw pending.isExpired(at: now) ? expired : SesameError(.notFound, "already finished", reason: "challenge_used")
+                throw pending.isExpired(at: now) ? Self.challengeExpired : SesameError(.notFound, "already finished", reason: "challenge_used")
             }
             guard consumed.sessionID == sessionID else {
                 throw SesameError(.expired, "registration started in another session", reason: "session_mismatch")
             }
             return consumed
-        case .signIn:
-            let consumed = try StoreErrors.map { () throws(StoreError) in try store.challenges.consume(id: id, now: now) }
-            // A challenge of another project or purpose is burnt all the same: a probe must not keep it alive.
-            guard let consumed, consumed.purpose == binding.purpose, consumed.projectID == project.id else { throw expired }
-            return consumed
-        case .verificationRequest(let requestID), .handOff(let requestID):
-            let consumed = try StoreErrors.map { () throws(StoreError) in
-                try store.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
-            }
-            guard let consumed, consumed.projectID == project.id else { throw expired }
-            return consumed
         }
+        guard let consumed = try StoreErrors.map({ () throws(StoreError) in try take(id, binding: binding, project: project, now: now, from: store) })
+        else { throw Self.challengeExpired }
+        return consumed
+    }
+
+    /// Takes an authentication challenge back in `repositories`: `nil` when it is unknown, used, expired or not
+    /// `binding`'s. A sign-in challenge of another project or purpose is burnt all the same (a probe must not keep it
+    /// alive); one of a verification request or hand-off is taken only with its own request and purpose.
+    fileprivate func take(_ id: String, binding: ChallengeBinding, project: Project, now: Date, from repositories: some Repositories)
+        throws(StoreError) -> ChallengeRecord?
+    {
+        let consumed: ChallengeRecord?
+        switch binding {
+        case .accountSession: preconditionFailure("a registration is taken back by consume")
+        case .signIn:
+            consumed = try repositories.challenges.consume(id: id, now: now)
+            guard consumed?.purpose == binding.purpose else { return nil }
+        case .verificationRequest(let requestID), .handOff(let requestID):
+            consumed = try repositories.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
+        }
+        return consumed?.projectID == project.id ? consumed : nil
+    }
+
+    /// The stored challenge `id` as ``take(_:binding:project:now:from:)`` would take it, left in place.
+    /// - Throws: `expired` (`challenge_expired`) when it would not be taken.
+    fileprivate func peek(_ id: String, binding: ChallengeBinding, project: Project) throws(SesameError) -> ChallengeRecord {
+        let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: id) }
+        guard let pending, !pending.isExpired(at: clock.now()), pending.purpose == binding.purpose, pending.projectID == project.id
+        else { throw Self.challengeExpired }
+        switch binding {
+        case .verificationRequest(let requestID), .handOff(let requestID):
+            guard pending.requestID == requestID else { throw Self.challengeExpired }
+        case .signIn, .accountSession: break
+        }
+        return pending
     }
 }

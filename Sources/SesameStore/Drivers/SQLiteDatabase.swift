@@ -2,45 +2,57 @@ internal import CSQLite
 
 /// An embedded SQLite database in one file: WAL journal, `synchronous=FULL`, foreign keys on, 5 s busy timeout.
 ///
-/// Connections come from a small pool (default 4): readers run side by side under WAL, and every transaction starts
-/// with `BEGIN IMMEDIATE`, so writers are serialized by SQLite's write lock and a check followed by a write in one
-/// transaction is atomic across threads and processes. A busy database is retried a few times, then the call
-/// fails with ``StoreError/Code/unavailable``. The file must be a real path: `:memory:` would give each pooled
+/// Reads (`SELECT` outside a transaction) come from a small pool of reader connections (default 4), side by side
+/// under WAL. Every write (transactions, and statements that are not a `SELECT`) runs on one writer connection
+/// through ``GroupCommit``: concurrent transactions are batched under savepoints of one `BEGIN IMMEDIATE` transaction
+/// that commits once, so full durability costs one fsync per batch, not per request, and a check followed by a write
+/// in one transaction stays atomic across threads and processes. A busy database is retried a few times, then the
+/// call fails with ``StoreError/Code/unavailable``. The file must be a real path: `:memory:` would give each
 /// connection its own empty database.
 public final class SQLiteDatabase: SQLDatabase {
     public var dialect: SQLDialect { .sqlite }
-    private let pool: ConnectionPool<SQLiteConnection>
+    private let readers: ConnectionPool<SQLiteConnection>
+    let writer: GroupCommit
     private static let attempts = 4
 
     /// Opens (creating if needed) the database file at `path`; the first connection is opened now to report errors.
     /// - Parameters:
     ///   - path: the file path; its folder must exist.
-    ///   - poolSize: the most connections open at once.
-    ///   - acquireTimeout: seconds a caller waits for a free connection before ``StoreError/Code/unavailable``.
+    ///   - poolSize: the most reader connections open at once.
+    ///   - acquireTimeout: seconds a caller waits for a free reader before ``StoreError/Code/unavailable``.
     /// - Throws: ``StoreError/Code/unavailable`` when the file cannot be opened.
     public init(path: String, poolSize: Int = 4, acquireTimeout: Double = 10) throws(StoreError) {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw StoreError(.invalidData, "SQLite needs a file path")
         }
-        pool = ConnectionPool(
-            size: max(1, poolSize), acquireTimeout: acquireTimeout,
-            open: { () throws(StoreError) -> SQLiteConnection in try SQLiteConnection(path: path) },
-            isReusable: { $0.isReusable }
-        )
-        try pool.withConnection { _ throws(StoreError) in }
+        let open: @Sendable () throws(StoreError) -> SQLiteConnection = { () throws(StoreError) in try SQLiteConnection(path: path) }
+        readers = ConnectionPool(size: max(1, poolSize), acquireTimeout: acquireTimeout, open: open, isReusable: { $0.isReusable })
+        writer = GroupCommit(open: open)
+        try readers.withConnection { _ throws(StoreError) in }
     }
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try pool.transaction(attempts: Self.attempts, body)
+        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> T in try writer.transaction(body) }
     }
 
     public func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
-        try pool.query(attempts: Self.attempts, sql, parameters)
+        guard Self.isRead(sql) else {
+            return try transaction { connection throws(StoreError) in try connection.query(sql, parameters) }
+        }
+        return try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> [SQLRow] in
+            try readers.withConnection { connection throws(StoreError) -> [SQLRow] in try connection.query(sql, parameters) }
+        }
     }
 
     @discardableResult
     public func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
-        try pool.execute(attempts: Self.attempts, sql, parameters)
+        try transaction { connection throws(StoreError) in try connection.execute(sql, parameters) }
+    }
+
+    /// Whether `sql` only reads: it starts with `SELECT` (anything else, `DELETE ... RETURNING` included, writes).
+    static func isRead(_ sql: String) -> Bool {
+        let start = sql.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") }.prefix(6)
+        return start.count == 6 && zip(start, "SELECT".utf8).allSatisfy { $0 & 0xDF == $1 }
     }
 
     /// Rewrites `$n` placeholders to SQLite's numbered `?n`, leaving quoted strings, identifiers and comments alone.
@@ -83,8 +95,8 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 }
 
-/// One SQLite connection (`sqlite3 *`), used by one thread at a time through the pool.
-final class SQLiteConnection: DriverConnection {
+/// One SQLite connection (`sqlite3 *`), used by one thread at a time (a reader from the pool, or the group-commit writer).
+final class SQLiteConnection: SQLConnection {
     let dialect = SQLDialect.sqlite
     private let handle: OpaquePointer
     /// Set while a transaction is open; `aborted` once a statement in it failed.
@@ -117,6 +129,7 @@ final class SQLiteConnection: DriverConnection {
     }
 
     deinit {
+        finalizeStatements()
         sqlite3_close_v2(handle)
     }
 
@@ -132,8 +145,13 @@ final class SQLiteConnection: DriverConnection {
         try run(sql, parameters).changes
     }
 
-    func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try run("BEGIN IMMEDIATE", [])
+    /// Whether a transaction is open on the connection.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` inside a savepoint of the open transaction: released when `body` succeeds, rolled back (alone)
+    /// when it throws. After a failed statement, the member's later statements fail too, as in a transaction.
+    func runMember<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try run("SAVEPOINT member", [])
         inTransaction = true
         aborted = false
         defer { inTransaction = false }
@@ -142,14 +160,20 @@ final class SQLiteConnection: DriverConnection {
             if aborted {
                 throw StoreError(.internalFailure, "a statement in the transaction failed and its error was ignored")
             }
-            try run("COMMIT", [])
+            inTransaction = false
+            try run("RELEASE member", [])
             return result
         } catch {
-            if sqlite3_get_autocommit(handle) == 0 {
-                _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            if isInTransaction {
+                _ = sqlite3_exec(handle, "ROLLBACK TO member; RELEASE member", nil, nil, nil)
             }
             throw error
         }
+    }
+
+    /// Rolls the open transaction back.
+    func rollback() {
+        _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
     }
 
     /// Prepares, binds and steps one statement to completion.
@@ -167,20 +191,13 @@ final class SQLiteConnection: DriverConnection {
     }
 
     private func step(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> (rows: [SQLRow], changes: Int) {
-        let rewritten = SQLiteDatabase.rewritePlaceholders(sql)
-        var statement: OpaquePointer?
-        var trailingStatement = false
-        let status = rewritten.withCString { text in
-            var tail: UnsafePointer<CChar>?
-            let status = sqlite3_prepare_v2(handle, text, -1, &statement, &tail)
-            // `tail` points into `text`, which lives only inside this closure: read it here.
-            if let tail { trailingStatement = String(cString: tail).contains { !$0.isWhitespace && $0 != ";" } }
-            return status
+        guard let prepared = try prepared(sql) else { return ([], 0) }  // empty statement
+        let statement = prepared.statement
+        // The statement goes back to the cache reset and unbound, whatever happens here.
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
         }
-        defer { sqlite3_finalize(statement) }
-        guard status == SQLITE_OK else { throw error(status, while: "prepare") }
-        if trailingStatement { throw StoreError(.invalidData, "only one statement per call") }
-        guard let statement else { return ([], 0) }  // empty statement
         let expected = Int(sqlite3_bind_parameter_count(statement))
         guard expected == parameters.count else {
             throw StoreError(.internalFailure, "statement has \(expected) parameters, \(parameters.count) given")
@@ -188,8 +205,7 @@ final class SQLiteConnection: DriverConnection {
         for (offset, parameter) in parameters.enumerated() {
             try bind(parameter, at: Int32(offset + 1), in: statement)
         }
-        let count = Int(sqlite3_column_count(statement))
-        let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) }
+        let count = prepared.columns.count
         var rows: [SQLRow] = []
         while true {
             let result = sqlite3_step(statement)
@@ -200,9 +216,54 @@ final class SQLiteConnection: DriverConnection {
             for column in 0..<Int32(count) {
                 values.append(try read(column, of: statement))
             }
-            rows.append(SQLRow(columns: columns, values: values))
+            rows.append(SQLRow(columns: prepared.columns, values: values))
         }
         return (rows, Int(sqlite3_changes(handle)))
+    }
+
+    /// A prepared statement and its result columns, kept per connection by SQL text.
+    private struct Prepared {
+        let statement: OpaquePointer
+        let columns: [String]
+    }
+
+    /// Prepared statements by their SQL text as the repositories wrote it: each is parsed once per connection.
+    private var statements: [String: Prepared] = [:]
+    /// More distinct statements than this (queries built from filters) and the cache starts over.
+    private static let statementCacheLimit = 256
+
+    /// The prepared statement for `sql`, from the cache or prepared now; `nil` for an empty statement.
+    private func prepared(_ sql: String) throws(StoreError) -> Prepared? {
+        if let cached = statements[sql] { return cached }
+        let rewritten = SQLiteDatabase.rewritePlaceholders(sql)
+        var statement: OpaquePointer?
+        var trailingStatement = false
+        let status = rewritten.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let status = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            // `tail` points into `text`, which lives only inside this closure: read it here.
+            if let tail { trailingStatement = String(cString: tail).contains { !$0.isWhitespace && $0 != ";" } }
+            return status
+        }
+        guard status == SQLITE_OK else {
+            sqlite3_finalize(statement)
+            throw error(status, while: "prepare")
+        }
+        guard let statement else { return nil }
+        if trailingStatement {
+            sqlite3_finalize(statement)
+            throw StoreError(.invalidData, "only one statement per call")
+        }
+        let count = Int(sqlite3_column_count(statement))
+        let prepared = Prepared(statement: statement, columns: (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) })
+        if statements.count >= Self.statementCacheLimit { finalizeStatements() }
+        statements[sql] = prepared
+        return prepared
+    }
+
+    private func finalizeStatements() {
+        for prepared in statements.values { sqlite3_finalize(prepared.statement) }
+        statements.removeAll()
     }
 
     private func bind(_ value: SQLValue, at index: Int32, in statement: OpaquePointer) throws(StoreError) {

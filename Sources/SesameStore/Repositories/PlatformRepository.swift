@@ -71,6 +71,11 @@ public struct PlatformRepository: Sendable {
         ).map(Self.record)
     }
 
+    /// The platforms of every project, in each project's order.
+    public func listAll() throws(StoreError) -> [PlatformRecord] {
+        try database.query("SELECT \(Self.columns) FROM platforms ORDER BY created_at, id", []).map(Self.record)
+    }
+
     /// Replaces the fields of one platform of a project (its ID, project, kind and creation time stay).
     /// - Returns: whether the platform exists with that kind.
     @discardableResult
