@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// Accounts and sessions (spec §3.3): sign-up, email sessions, the current user, listing and ending sessions.
 enum AccountRoutes {
@@ -42,9 +43,9 @@ enum AccountRoutes {
         router.add(.POST, "/v1/account/sessions/token", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
-            let body = try decodeJSONBody(TokenSessionBody.self, from: request)
-            let userID = try AppwriteAPI.required(body.userId, "userId")
-            let secret = try AppwriteAPI.required(body.secret, "secret")
+            let body = try AppwriteAPI.members(request)
+            let userID = try AppwriteAPI.required(try AppwriteAPI.string(body, "userId"), "userId")
+            let secret = try AppwriteAPI.required(try AppwriteAPI.string(body, "secret"), "secret")
             let (session, sessionSecret) = try AppwriteAPI.call { () throws(SesameError) in
                 try sesame.sessions.createFromToken(projectID: caller.project.id, userID: userID, secret: secret,
                                                     clientIP: withKey ? nil : request.remoteAddress, client: clientInfo(request))
@@ -180,10 +181,6 @@ private struct DeleteSessionsBody: Decodable {
     let current: Bool?
 }
 
-private struct TokenSessionBody: Decodable {
-    let userId: String?
-    let secret: String?
-}
 
 private struct EmailSessionBody: Decodable {
     let email: String?

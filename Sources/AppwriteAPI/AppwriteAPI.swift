@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// The Appwrite-compatible account API under `/v1` (spec `appwrite-passkeys.md`), so the official Appwrite SDKs work
 /// against Sesame. It only translates between the wire and the domain; every rule lives in `SesameCore`.
@@ -59,6 +60,26 @@ public enum AppwriteAPI {
     /// A required parameter, or 400 `general_argument_invalid` naming it as Appwrite does.
     static func required<T>(_ value: T?, _ name: String) throws(HTTPError) -> T {
         guard let value else { throw .appwrite(.generalArgumentInvalid, "Param \"\(name)\" is not optional.") }
+        return value
+    }
+
+    /// The top-level members of a ceremony route's JSON body, read without Foundation's coders (the hot path).
+    /// - Throws: 400 `invalid_json`, as ``decodeJSONBody(_:from:)`` does, for an empty body or one that is not a JSON object.
+    static func members(_ request: HTTPRequest) throws(HTTPError) -> JSONObjectMembers {
+        guard !request.body.isEmpty else { throw HTTPError.badRequest(code: "invalid_json", message: "The request body is empty.") }
+        guard let members = JSONObjectMembers(request.body) else {
+            throw HTTPError.badRequest(code: "invalid_json", message: "The request body is not a valid JSON object.")
+        }
+        return members
+    }
+
+    /// A string member of a body: `nil` when absent or `null`.
+    /// - Throws: 400 `invalid_json` when it is something else.
+    static func string(_ members: JSONObjectMembers, _ name: String) throws(HTTPError) -> String? {
+        if members.isAbsentOrNull(name) { return nil }
+        guard let value = members.string(name) else {
+            throw HTTPError.badRequest(code: "invalid_json", message: "The request body's \(name) is not a string.")
+        }
         return value
     }
 }

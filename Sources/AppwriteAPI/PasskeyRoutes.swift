@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// Account passkeys (spec §3.1) and passkey sign-in tokens (§3.2).
 enum PasskeyRoutes {
@@ -56,7 +57,7 @@ enum PasskeyRoutes {
         router.add(.PUT, "/v1/account/passkeys/:passkeyId/verification", cors: true) { request in
             let caller = try Caller(request, sesame)
             let (session, user) = try caller.requireUser()
-            let credential = try credentialJSON(request)
+            let credential = try credentialJSON(JSONObjectMembers(request.body))
             let (passkey, observed) = try ceremonyCall("registration") { () throws(SesameError) in
                 try sesame.passkeys.finishRegistration(project: caller.project, user: user, session: session,
                                                        passkeyID: request.pathParameters["passkeyId"] ?? "", credentialJSON: credential,
@@ -86,8 +87,9 @@ enum PasskeyRoutes {
         router.add(.PUT, "/v1/account/tokens/passkey", cors: true) { request in
             let caller = try Caller(request, sesame)
             let withKey = try caller.requireSessionsWrite(sesame)
-            let challengeID = try AppwriteAPI.required(try decodeJSONBody(TokenBody.self, from: request).challengeId, "challengeId")
-            let credential = try credentialJSON(request)
+            let body = try AppwriteAPI.members(request)
+            let challengeID = try AppwriteAPI.required(try AppwriteAPI.string(body, "challengeId"), "challengeId")
+            let credential = try credentialJSON(body)
             let (token, observed) = try ceremonyCall("authentication") { () throws(SesameError) in
                 try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
                                                  requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
@@ -124,16 +126,13 @@ enum PasskeyRoutes {
         return url.port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)"
     }
 
-    /// The `credential` member of the body, an object, as JSON bytes for the WebAuthn core.
-    static func credentialJSON(_ request: HTTPRequest) throws(HTTPError) -> [UInt8] {
-        let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
-        guard let credential = object?["credential"] else {
-            throw .appwrite(.generalArgumentInvalid, "Param \"credential\" is not optional.")
-        }
-        guard credential is [String: Any], let data = try? JSONSerialization.data(withJSONObject: credential) else {
+    /// The `credential` member of the body (`nil`: not a JSON object), an object, as its JSON text for the WebAuthn core.
+    static func credentialJSON(_ body: JSONObjectMembers?) throws(HTTPError) -> [UInt8] {
+        guard let body, body.contains("credential") else { throw .appwrite(.generalArgumentInvalid, "Param \"credential\" is not optional.") }
+        guard let credential = body.object("credential") else {
             throw .appwrite(.generalArgumentInvalid, "Invalid credential param: Value must be a valid object.")
         }
-        return [UInt8](data)
+        return credential
     }
 }
 
@@ -146,6 +145,3 @@ private struct RenameBody: Decodable {
     let name: String?
 }
 
-private struct TokenBody: Decodable {
-    let challengeId: String?
-}

@@ -190,7 +190,7 @@ import Testing
         #expect(error?.code == .signCountRegression)
     }
 
-    @Test("response JSON: not JSON, wrong type, id differing from rawId, bad base64url")
+    @Test("response JSON: not JSON, wrong type, id differing from rawId, bad base64url, duplicate or mistyped members")
     func malformedJSON() throws {
         let fixture = CeremonyFixture()
         let json = String(decoding: CeremonyFixture.json(fixture.authentication()), as: UTF8.self)
@@ -199,6 +199,13 @@ import Testing
             (json.replacingOccurrences(of: "\"public-key\"", with: "\"password\""), .invalidCredentialType),
             (json.replacingOccurrences(of: "\"id\":\"", with: "\"id\":\"AA"), .credentialIDMismatch),
             (json.replacingOccurrences(of: "\"signature\":\"", with: "\"signature\":\"*"), .invalidBase64URL),
+            // A member given twice could be read two ways: refused.
+            (json.replacingOccurrences(of: "{\"", with: "{\"rawId\":\"AA\",\""), .malformedResponse),
+            (json.replacingOccurrences(of: "\"signature\":", with: "\"signature\":7,\"x\":"), .malformedResponse),
+            (json.replacingOccurrences(of: "\"response\":{", with: "\"response\":[{"), .malformedResponse),
+            (json.replacingOccurrences(of: "\"type\":\"public-key\"", with: "\"type\":true"), .malformedResponse),
+            (json.replacingOccurrences(of: "\"userHandle\":\"", with: "\"userHandle\":5,\"u\":\""), .malformedResponse),
+            (String(json.dropLast()), .malformedResponse),
         ]
         for (text, code) in cases {
             let error = #expect(throws: WebAuthnError.self) { try AuthenticationCredential(json: Array(text.utf8)) }

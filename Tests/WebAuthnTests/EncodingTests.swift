@@ -55,3 +55,34 @@ import Testing
         }
     }
 }
+
+/// The strict reader of a JSON object's top-level members (credential JSON, ceremony request bodies).
+@Suite struct JSONObjectMembersTests {
+    static func read(_ text: String) -> JSONObjectMembers? { JSONObjectMembers(Array(text.utf8)) }
+
+    @Test("strings, booleans, null, string arrays and objects (as their own text) by name")
+    func members() throws {
+        let members = try #require(Self.read(#" {"a":"x\u00e9\ud83d\ude00","b":true,"c":null,"d":["p","q"],"e":{"f":[1,{"g":2}]},"n":-1.5e3} "#))
+        #expect(members.string("a") == "xé😀")
+        #expect(members.bool("b") == true && members.string("b") == nil)
+        #expect(members.isAbsentOrNull("c") && members.contains("c") && members.isAbsentOrNull("missing") && !members.contains("missing"))
+        #expect(members.strings("d") == ["p", "q"])
+        #expect(members.object("e").map { String(decoding: $0, as: UTF8.self) } == #"{"f":[1,{"g":2}]}"#)
+        #expect(members.object("a") == nil && members.strings("e") == nil && members.contains("n") && !members.isAbsentOrNull("n"))
+        #expect(Self.read(#"{"d":["p",1]}"#)?.strings("d") == nil, "an array with a non-string is no string array")
+    }
+
+    @Test("refuses what is not one JSON object", arguments: [
+        "", "[]", "\"s\"", "{", #"{"a":1,"a":2}"#, #"{"a":1}x"#, #"{"a":01}"#, #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, "{\"a\":\"\u{1}\"}",
+        #"{'a':1}"#, #"{"a":[1,]}"#, #"{"a":tru}"#, String(repeating: "[", count: 20) + String(repeating: "]", count: 20),
+        "{\"a\":" + String(repeating: "[", count: 20) + String(repeating: "]", count: 20) + "}",
+    ])
+    func refuses(text: String) {
+        #expect(Self.read(text) == nil, "\(text)")
+    }
+
+    @Test("refuses invalid UTF-8 in a string")
+    func invalidUTF8() {
+        #expect(JSONObjectMembers([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]) == nil)
+    }
+}

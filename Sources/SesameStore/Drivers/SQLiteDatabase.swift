@@ -1,18 +1,22 @@
 internal import CSQLite
+import Foundation
 
-/// An embedded SQLite database in one file: WAL journal, `synchronous=FULL`, foreign keys on, 5 s busy timeout.
+/// An embedded SQLite database in one file: WAL journal, foreign keys on, 5 s busy timeout, and every acknowledged
+/// write on stable storage.
 ///
 /// Reads (`SELECT` outside a transaction) come from a small pool of reader connections (default 4), side by side
-/// under WAL. Every write (transactions, and statements that are not a `SELECT`) runs on one writer connection
-/// through ``GroupCommit``: concurrent transactions are batched under savepoints of one `BEGIN IMMEDIATE` transaction
-/// that commits once, so full durability costs one fsync per batch, not per request, and a check followed by a write
-/// in one transaction stays atomic across threads and processes. A busy database is retried a few times, then the
-/// call fails with ``StoreError/Code/unavailable``. The file must be a real path: `:memory:` would give each
-/// connection its own empty database.
+/// under WAL. Every write (transactions, and statements that are not a `SELECT`) runs on one writer connection, one
+/// at a time in this process (so threads queue on a lock, never in SQLite's sleeping busy handler), inside
+/// `BEGIN IMMEDIATE` (so a check followed by a write in one transaction is atomic across threads and processes). It
+/// commits at `synchronous=NORMAL` and then waits for ``WALSync`` to flush the log: the durability of
+/// `synchronous=FULL`, at one fsync per group of concurrent commits instead of one per commit. A busy database
+/// (another process writing) is retried a few times, then the call fails with ``StoreError/Code/unavailable``. The file
+/// must be a real path: `:memory:` would give each connection its own empty database.
 public final class SQLiteDatabase: SQLDatabase {
     public var dialect: SQLDialect { .sqlite }
     private let readers: ConnectionPool<SQLiteConnection>
-    let writer: GroupCommit
+    private let writer: Writer
+    let sync: WALSync
     private static let attempts = 4
 
     /// Opens (creating if needed) the database file at `path`; the first connection is opened now to report errors.
@@ -27,12 +31,21 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         let open: @Sendable () throws(StoreError) -> SQLiteConnection = { () throws(StoreError) in try SQLiteConnection(path: path) }
         readers = ConnectionPool(size: max(1, poolSize), acquireTimeout: acquireTimeout, open: open, isReusable: { $0.isReusable })
-        writer = GroupCommit(open: open)
-        try readers.withConnection { _ throws(StoreError) in }
+        writer = Writer(try SQLiteConnection(path: path, synchronous: "NORMAL"))
+        sync = try WALSync(connection: try open())
     }
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> T in try writer.transaction(body) }
+        let (value, ticket) = try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> (T, UInt64?) in
+            try writer.run { connection throws(StoreError) -> (T, UInt64?) in
+                let before = connection.totalChanges
+                let value = try connection.runTransaction(body)
+                // A transaction that changed nothing has nothing to make durable.
+                return (value, connection.totalChanges == before ? nil : sync.noteCommit())
+            }
+        }
+        if let ticket { try sync.waitUntilDurable(ticket) }
+        return value
     }
 
     public func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
@@ -47,6 +60,21 @@ public final class SQLiteDatabase: SQLDatabase {
     @discardableResult
     public func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int {
         try transaction { connection throws(StoreError) in try connection.execute(sql, parameters) }
+    }
+
+    /// The writer connection, lent to one thread at a time.
+    private final class Writer: @unchecked Sendable {
+        // The invariant that makes this `@unchecked Sendable`: `connection` is touched only while `lock` is held.
+        private let lock = NSLock()
+        private let connection: SQLiteConnection
+
+        init(_ connection: SQLiteConnection) { self.connection = connection }
+
+        func run<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body(connection)
+        }
     }
 
     /// Whether `sql` only reads: it starts with `SELECT` (anything else, `DELETE ... RETURNING` included, writes).
@@ -95,7 +123,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 }
 
-/// One SQLite connection (`sqlite3 *`), used by one thread at a time (a reader from the pool, or the group-commit writer).
+/// One SQLite connection (`sqlite3 *`), used by one thread at a time: a reader from the pool, the writer, or the log's flusher.
 final class SQLiteConnection: SQLConnection {
     let dialect = SQLDialect.sqlite
     private let handle: OpaquePointer
@@ -103,7 +131,8 @@ final class SQLiteConnection: SQLConnection {
     private var inTransaction = false
     private var aborted = false
 
-    init(path: String) throws(StoreError) {
+    /// Opens a connection; `synchronous` is `FULL` unless told (the writer's is `NORMAL`, with ``WALSync`` after it).
+    init(path: String, synchronous: String = "FULL") throws(StoreError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
@@ -121,7 +150,7 @@ final class SQLiteConnection: SQLConnection {
             guard case .text(let name)? = mode?.values.first, name.lowercased() == "wal" else {
                 throw StoreError(.unavailable, "SQLite refused WAL journal mode")
             }
-            try run("PRAGMA synchronous=FULL", [])
+            try run("PRAGMA synchronous=\(synchronous)", [])
             try run("PRAGMA foreign_keys=ON", [])
         } catch {
             throw StoreError(error.code == .internalFailure ? .unavailable : error.code, error.detail)
@@ -145,13 +174,13 @@ final class SQLiteConnection: SQLConnection {
         try run(sql, parameters).changes
     }
 
-    /// Whether a transaction is open on the connection.
-    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    /// Changes made by every statement of the connection so far (triggers' included).
+    var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
-    /// Runs `body` inside a savepoint of the open transaction: released when `body` succeeds, rolled back (alone)
-    /// when it throws. After a failed statement, the member's later statements fail too, as in a transaction.
-    func runMember<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try run("SAVEPOINT member", [])
+    /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`, rolling back on any throw; after a failed statement, the
+    /// body's later statements fail too.
+    func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try run("BEGIN IMMEDIATE", [])
         inTransaction = true
         aborted = false
         defer { inTransaction = false }
@@ -161,20 +190,18 @@ final class SQLiteConnection: SQLConnection {
                 throw StoreError(.internalFailure, "a statement in the transaction failed and its error was ignored")
             }
             inTransaction = false
-            try run("RELEASE member", [])
+            try run("COMMIT", [])
             return result
         } catch {
-            if isInTransaction {
-                _ = sqlite3_exec(handle, "ROLLBACK TO member; RELEASE member", nil, nil, nil)
+            if sqlite3_get_autocommit(handle) == 0 {
+                _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
             }
             throw error
         }
     }
 
-    /// Rolls the open transaction back.
-    func rollback() {
-        _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
-    }
+    /// Flushes the write-ahead log to stable storage; whether it worked.
+    func syncWAL() -> Bool { csqlite_sync_wal(handle) == SQLITE_OK }
 
     /// Prepares, binds and steps one statement to completion.
     @discardableResult

@@ -1,14 +1,20 @@
-/// A strict RFC 8259 parser for the small JSON objects WebAuthn clients produce (`clientDataJSON`).
+/// A strict RFC 8259 parser for the small JSON objects WebAuthn clients produce (`clientDataJSON`, the
+/// `PublicKeyCredential` JSON forms, the request bodies that carry them).
 ///
-/// Only top-level string and boolean members are kept; other values are validated and skipped, as the spec
-/// requires unknown members to be ignored. Duplicate top-level member names are rejected, so no two parsers
-/// can disagree about which `challenge` or `origin` counts. Nesting is bounded.
+/// Top-level strings, booleans, nulls and arrays are kept, objects as the byte range of their text (to be read again
+/// as an object of their own); numbers are validated and skipped, as the spec requires unknown members to be ignored.
+/// Duplicate top-level member names are rejected, so no two parsers can disagree about which `challenge` or `origin`
+/// counts. Nesting is bounded.
 struct JSONObjectParser {
-    /// A kept top-level member value.
+    /// A kept member value.
     enum Value: Equatable {
         case string(String)
         case bool(Bool)
-        /// A number, null, object or array: valid, but not kept.
+        case null
+        /// An object: where its text is in the parsed bytes.
+        case object(Range<Int>)
+        case array([Value])
+        /// A number: valid, but not kept.
         case other
     }
 
@@ -79,23 +85,27 @@ struct JSONObjectParser {
         switch peek() {
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "{"):
+            let start = index
             try object(depth: depth + 1) { (_: String, _: Value) throws(Failure) in }
+            return .object(start..<index)
         case UInt8(ascii: "["):
             guard depth + 1 < Self.maximumDepth else { throw Failure() }
             index += 1
             skipWhitespace()
+            var elements: [Value] = []
             if peek() == UInt8(ascii: "]") {
                 index += 1
             } else {
                 repeat {
-                    _ = try value(depth: depth + 1)
+                    elements.append(try value(depth: depth + 1))
                     skipWhitespace()
                 } while try next() == UInt8(ascii: ",")
                 guard bytes[index - 1] == UInt8(ascii: "]") else { throw Failure() }
             }
+            return .array(elements)
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "n"): try literal("null"); return .null
         default: try number()
         }
         return .other
@@ -187,5 +197,60 @@ struct JSONObjectParser {
             value = value << 4 | UInt32(digit)
         }
         return value
+    }
+}
+
+/// The top-level members of one JSON object, read strictly (RFC 8259; a member name given twice, invalid UTF-8 or
+/// nesting deeper than 16 refuse the whole text): what a face reads a ceremony's request body with, and the WebAuthn
+/// core the `PublicKeyCredential` JSON forms, without Foundation's coders.
+public struct JSONObjectMembers: Sendable {
+    private let bytes: [UInt8]
+    private let members: [String: JSONObjectParser.Value]
+
+    /// Reads `bytes` as one JSON object; `nil` when it is not one.
+    public init?(_ bytes: [UInt8]) {
+        guard let members = try? JSONObjectParser.parse(bytes) else { return nil }
+        self.bytes = bytes
+        self.members = members
+    }
+
+    /// Whether the object has a member `name` (of any type, `null` included).
+    public func contains(_ name: String) -> Bool { members[name] != nil }
+
+    /// Whether member `name` is absent or `null`.
+    public func isAbsentOrNull(_ name: String) -> Bool {
+        switch members[name] {
+        case nil, .null?: true
+        default: false
+        }
+    }
+
+    /// Member `name` when it is a string.
+    public func string(_ name: String) -> String? {
+        if case .string(let value)? = members[name] { return value }
+        return nil
+    }
+
+    /// Member `name` when it is a boolean.
+    public func bool(_ name: String) -> Bool? {
+        if case .bool(let value)? = members[name] { return value }
+        return nil
+    }
+
+    /// Member `name` when it is an object: its JSON text, as sent.
+    public func object(_ name: String) -> [UInt8]? {
+        if case .object(let range)? = members[name] { return Array(bytes[range]) }
+        return nil
+    }
+
+    /// Member `name` when it is an array of strings.
+    public func strings(_ name: String) -> [String]? {
+        guard case .array(let elements)? = members[name] else { return nil }
+        var strings: [String] = []
+        for element in elements {
+            guard case .string(let value) = element else { return nil }
+            strings.append(value)
+        }
+        return strings
     }
 }

@@ -1,14 +1,18 @@
-import Foundation
-
 /// Decodes the JSON shapes of `PublicKeyCredential.toJSON()` (WebAuthn §5.1.8/§5.1.9) into bytes.
 enum ResponseJSON {
-    /// Decodes `json` as `T`, mapping every failure to `malformed_response`.
-    static func decode<T: Decodable>(_ type: T.Type, from json: [UInt8]) throws(WebAuthnError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(json))
-        } catch {
-            throw WebAuthnError(.malformedResponse, "not a \(T.self) JSON object")
-        }
+    /// The credential object and its `response` object, with `id`, `rawId` and `type` strings.
+    /// - Throws: `malformed_response` when either is not a JSON object or a required member is missing or mistyped.
+    static func members(_ json: [UInt8], _ shape: String) throws(WebAuthnError) -> (credential: JSONObjectMembers, response: JSONObjectMembers) {
+        guard let credential = JSONObjectMembers(json), credential.string("id") != nil, credential.string("rawId") != nil,
+              credential.string("type") != nil, let response = credential.object("response").flatMap(JSONObjectMembers.init)
+        else { throw WebAuthnError(.malformedResponse, "not a \(shape) JSON object") }
+        return (credential, response)
+    }
+
+    /// A required string member of `response`.
+    static func string(_ response: JSONObjectMembers, _ name: String, _ shape: String) throws(WebAuthnError) -> String {
+        guard let value = response.string(name) else { throw WebAuthnError(.malformedResponse, "not a \(shape) JSON object") }
+        return value
     }
 
     /// Decodes a base64url member, naming it in the error.
@@ -38,18 +42,6 @@ public struct RegistrationCredential: Sendable {
     /// Transport hints the client reported, such as `internal` or `hybrid`.
     public let transports: [String]
 
-    private struct Wire: Decodable {
-        struct Response: Decodable {
-            let clientDataJSON: String
-            let attestationObject: String
-            let transports: [String]?
-        }
-        let id: String
-        let rawId: String
-        let type: String
-        let response: Response
-    }
-
     /// Creates a response from its parts.
     public init(rawID: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], transports: [String] = []) {
         self.rawID = rawID
@@ -62,12 +54,19 @@ public struct RegistrationCredential: Sendable {
     /// - Throws: ``WebAuthnError`` `malformed_response`, `invalid_base64url`, `invalid_credential_type`
     ///   or `credential_id_mismatch`.
     public init(json: [UInt8]) throws(WebAuthnError) {
-        let wire = try ResponseJSON.decode(Wire.self, from: json)
-        rawID = try ResponseJSON.bytes(wire.rawId, "rawId")
-        try ResponseJSON.checkIdentity(id: wire.id, rawID: rawID, type: wire.type)
-        clientDataJSON = try ResponseJSON.bytes(wire.response.clientDataJSON, "response.clientDataJSON")
-        attestationObject = try ResponseJSON.bytes(wire.response.attestationObject, "response.attestationObject")
-        transports = wire.response.transports ?? []
+        let shape = "RegistrationResponseJSON"
+        let (credential, response) = try ResponseJSON.members(json, shape)
+        rawID = try ResponseJSON.bytes(credential.string("rawId") ?? "", "rawId")
+        try ResponseJSON.checkIdentity(id: credential.string("id") ?? "", rawID: rawID, type: credential.string("type") ?? "")
+        clientDataJSON = try ResponseJSON.bytes(try ResponseJSON.string(response, "clientDataJSON", shape), "response.clientDataJSON")
+        attestationObject = try ResponseJSON.bytes(try ResponseJSON.string(response, "attestationObject", shape), "response.attestationObject")
+        if response.isAbsentOrNull("transports") {
+            transports = []
+        } else if let listed = response.strings("transports") {
+            transports = listed
+        } else {
+            throw WebAuthnError(.malformedResponse, "not a \(shape) JSON object")
+        }
     }
 }
 
@@ -83,19 +82,6 @@ public struct AuthenticationCredential: Sendable {
     /// The user handle of a discoverable credential, if the authenticator returned one.
     public let userHandle: [UInt8]?
 
-    private struct Wire: Decodable {
-        struct Response: Decodable {
-            let clientDataJSON: String
-            let authenticatorData: String
-            let signature: String
-            let userHandle: String?
-        }
-        let id: String
-        let rawId: String
-        let type: String
-        let response: Response
-    }
-
     /// Creates a response from its parts.
     public init(rawID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8],
                 userHandle: [UInt8]? = nil) {
@@ -110,15 +96,19 @@ public struct AuthenticationCredential: Sendable {
     /// - Throws: ``WebAuthnError`` `malformed_response`, `invalid_base64url`, `invalid_credential_type`
     ///   or `credential_id_mismatch`.
     public init(json: [UInt8]) throws(WebAuthnError) {
-        let wire = try ResponseJSON.decode(Wire.self, from: json)
-        rawID = try ResponseJSON.bytes(wire.rawId, "rawId")
-        try ResponseJSON.checkIdentity(id: wire.id, rawID: rawID, type: wire.type)
-        clientDataJSON = try ResponseJSON.bytes(wire.response.clientDataJSON, "response.clientDataJSON")
-        authenticatorData = try ResponseJSON.bytes(wire.response.authenticatorData, "response.authenticatorData")
-        signature = try ResponseJSON.bytes(wire.response.signature, "response.signature")
-        // An empty userHandle string means none (some clients send "").
-        userHandle = try wire.response.userHandle.flatMap { s throws(WebAuthnError) in
-            s.isEmpty ? nil : try ResponseJSON.bytes(s, "response.userHandle")
+        let shape = "AuthenticationResponseJSON"
+        let (credential, response) = try ResponseJSON.members(json, shape)
+        rawID = try ResponseJSON.bytes(credential.string("rawId") ?? "", "rawId")
+        try ResponseJSON.checkIdentity(id: credential.string("id") ?? "", rawID: rawID, type: credential.string("type") ?? "")
+        clientDataJSON = try ResponseJSON.bytes(try ResponseJSON.string(response, "clientDataJSON", shape), "response.clientDataJSON")
+        authenticatorData = try ResponseJSON.bytes(try ResponseJSON.string(response, "authenticatorData", shape), "response.authenticatorData")
+        signature = try ResponseJSON.bytes(try ResponseJSON.string(response, "signature", shape), "response.signature")
+        // No userHandle, null, or an empty string (some clients send "") mean none.
+        if response.isAbsentOrNull("userHandle") {
+            userHandle = nil
+        } else {
+            let handle = try ResponseJSON.string(response, "userHandle", shape)
+            userHandle = handle.isEmpty ? nil : try ResponseJSON.bytes(handle, "response.userHandle")
         }
     }
 }
