@@ -77,17 +77,17 @@ enum MLDSAEncoding {
 ///
 /// Decoding refuses a wrong length and every malformed hint; it does not bound z, which Verify_internal checks
 /// (‖z‖∞ < γ1 − β) as its last step does: an encoding may carry z = γ1, which decodes but never verifies.
-package struct MLDSASignature: Sendable {
+struct MLDSASignature: Sendable {
     /// The commitment hash c̃, λ/4 bytes.
-    package let commitmentHash: [UInt8]
+    let commitmentHash: [UInt8]
     /// z: l polynomials of 256 coefficients each, in [−γ1 + 1, γ1], flattened.
-    package let z: [Int32]
+    let z: [Int32]
     /// h: k polynomials of 256 coefficients in {0, 1}, flattened; at most ω of them are 1.
-    package let hint: [Bool]
+    let hint: [Bool]
 
     /// Decodes `signature` for `parameterSet`.
     /// - Throws: ``CryptoError/invalidSignatureEncoding`` for a wrong length or a malformed hint (HintBitUnpack's ⊥).
-    package init(rawRepresentation signature: [UInt8], parameterSet: MLDSAParameterSet) throws(CryptoError) {
+    init(rawRepresentation signature: [UInt8], parameterSet: MLDSAParameterSet) throws(CryptoError) {
         try self.init(signature, parameters: parameterSet.parameters)
     }
 

@@ -64,11 +64,12 @@ public struct MLDSAPublicKey: Sendable {
 
     /// FIPS 204 Algorithm 8 (ML-DSA.Verify_internal): verifies σ over M′, the concatenation of `formattedMessage`.
     ///
-    /// For known-answer tests that give M′ directly; ``isValidSignature(_:for:context:)`` is the API.
+    /// For known-answer tests that give M′ directly (internal; tests reach it with `@testable import`); the API is
+    /// ``isValidSignature(_:for:context:)``.
     /// - Returns: Whether the signature verifies.
     /// - Throws: ``CryptoError/invalidSignatureEncoding`` when σ does not decode (wrong length, malformed hint):
     ///   the standard's `false` at steps 2-4, told apart for tests.
-    package func verifyInternal(_ signature: [UInt8], formattedMessage: [[UInt8]]) throws(CryptoError) -> Bool {
+    func verifyInternal(_ signature: [UInt8], formattedMessage: [[UInt8]]) throws(CryptoError) -> Bool {
         let p = parameterSet.parameters
         let n = MLDSARing.n
         let sigma = try MLDSASignature(signature, parameters: p)                        // steps 2-4

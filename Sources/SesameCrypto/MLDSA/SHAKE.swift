@@ -6,14 +6,14 @@ internal import COpenSSL
 /// one call absorbs its input and produces one output of a chosen length. ``XOFReader`` builds FIPS 204's
 /// incremental `Squeeze` on top of that. The digests are fetched once (`EVP_MD_fetch`): OpenSSL 3.0's
 /// `EVP_shake128()` would repeat an implicit, locking fetch in every `EVP_DigestInit_ex`.
-package enum SHAKE: Sendable {
+enum SHAKE: Sendable {
     /// SHAKE128 (FIPS 204's G).
     case shake128
     /// SHAKE256 (FIPS 204's H).
     case shake256
 
     /// The rate in bytes: how much output one Keccak permutation gives.
-    package var blockByteCount: Int {
+    var blockByteCount: Int {
         switch self {
         case .shake128: 168
         case .shake256: 136
@@ -25,7 +25,7 @@ package enum SHAKE: Sendable {
     ///   - parts: The input, in pieces that are hashed as if concatenated (no copy is made).
     ///   - outputByteCount: How many bytes to produce; at least 1.
     /// - Returns: The first `outputByteCount` bytes of the output stream.
-    package func hash(parts: [[UInt8]], outputByteCount: Int) -> [UInt8] {
+    func hash(parts: [[UInt8]], outputByteCount: Int) -> [UInt8] {
         precondition(outputByteCount > 0, "SHAKE output length must be positive")
         let md = FetchedXOF.for(self).pointer
         guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed: \(OpenSSLErrors.drain())") }
@@ -43,7 +43,7 @@ package enum SHAKE: Sendable {
     }
 
     /// Absorbs `input` and squeezes `outputByteCount` bytes.
-    package func hash(_ input: [UInt8], outputByteCount: Int) -> [UInt8] { hash(parts: [input], outputByteCount: outputByteCount) }
+    func hash(_ input: [UInt8], outputByteCount: Int) -> [UInt8] { hash(parts: [input], outputByteCount: outputByteCount) }
 }
 
 /// A SHAKE output stream read front to back: FIPS 204's `Init`, `Absorb` once, then `Squeeze` as often as needed.
