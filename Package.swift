@@ -74,7 +74,7 @@ let package = Package(
             path: "Fuzz/FaceFuzz", swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto"], exclude: ["Data"], swiftSettings: swiftSettings),
+        .testTarget(name: "SesameCryptoTests", dependencies: ["SesameCrypto", "SesameTestSupport"], exclude: ["Data"], swiftSettings: swiftSettings),
         .testTarget(
             name: "WebAuthnTests",
             dependencies: ["WebAuthn", "SesameCrypto", "SesameTestSupport"],

@@ -2,13 +2,15 @@
 """Regenerates the committed seed corpora in Fuzz/Corpus/<target>/ (run from anywhere; needs only python3).
 
 Sources: the W3C WebAuthn Level 3 test vectors in Tests/WebAuthnTests/Vectors/w3c-webauthn-l3/*.json
-(attestation objects, authenticator data, COSE keys), plus small hand-built CBOR items and authenticator
+(attestation objects, authenticator data, COSE keys), the ML-DSA vectors in Tests/WebAuthnTests/Vectors/mldsa
+(COSE AKP keys; signatures for the mldsa target), plus small hand-built CBOR items and authenticator
 data with extensions. File names are stable and descriptive, so re-running only rewrites identical files.
 """
 import base64, glob, hashlib, json, os, struct, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VECTORS = os.path.join(ROOT, "Tests/WebAuthnTests/Vectors/w3c-webauthn-l3")
+MLDSA_VECTORS = os.path.join(ROOT, "Tests/WebAuthnTests/Vectors/mldsa")
 CORPUS = os.path.join(ROOT, "Fuzz/Corpus")
 
 
@@ -108,7 +110,7 @@ def seed(target, name, data):
 
 
 def main():
-    for target in ("cbor", "cose", "authdata", "attestation"):
+    for target in ("cbor", "cose", "authdata", "attestation", "mldsa"):
         d = os.path.join(CORPUS, target)
         if os.path.isdir(d):
             for f in os.listdir(d):
@@ -142,6 +144,19 @@ def main():
     seed("cose", "es256-with-d", enc(extra))
     seed("cose", "okp-empty-x", enc({1: 1, 3: -8, -1: 6, -2: b""}))
     seed("cose", "rsa-tiny", enc({1: 3, 3: -257, -1: b"\xc5" * 16, -2: b"\x01\x00\x01"}))
+
+    # cose: the ML-DSA vectors' AKP keys, and one with a pub one byte short.
+    # mldsa: their assertion signatures, each after the byte that picks its parameter set (0, 1, 2 for 44, 65, 87).
+    for path in sorted(glob.glob(os.path.join(MLDSA_VECTORS, "authentication-*-packed.json"))):
+        v = json.load(open(path))
+        level = os.path.basename(path).split("-")[1]  # mldsa44, mldsa65, mldsa87
+        key = b64u(v["credentialPublicKey"])
+        seed("cose", level + "-akp", key)
+        seed("mldsa", level + "-signature", bytes([{"mldsa44": 0, "mldsa65": 1, "mldsa87": 2}[level]]) + b64u(v["signature"]))
+        if level == "mldsa65":
+            akp = dec(key)[0]
+            akp[-1] = akp[-1][:-1]
+            seed("cose", "mldsa65-akp-short-pub", enc(akp))
 
     # authdata: extensions (ED) with and without attested credential data.
     rp = hashlib.sha256(b"example.org").digest()
@@ -177,7 +192,7 @@ def main():
     for name, data in items.items():
         seed("cbor", name, data)
 
-    for target in ("cbor", "cose", "authdata", "attestation"):
+    for target in ("cbor", "cose", "authdata", "attestation", "mldsa"):
         d = os.path.join(CORPUS, target)
         files = os.listdir(d)
         print(f"{target}: {len(files)} seeds, {sum(os.path.getsize(os.path.join(d, f)) for f in files)} bytes")

@@ -86,6 +86,7 @@ enum CoreBenchmarks {
                                        ceiling: assertion.verifyRaw)
             report("\(algorithm)_assertion_verify_with_key_parse", cold, ceilingName: ceilingName, target: nil)
         }
+        MLDSABenchmarks.run(seconds: seconds, rounds: rounds, es256: cases[0].2)
     }
 
     private static func report(_ name: String, _ result: (subject: Double, ceiling: Double), ceilingName: String, target: Double?) {

@@ -58,7 +58,7 @@ import WebAuthn
         let verified = try rp.verify(registration, challenge: challenge)
         let spki = try bytes(try #require(registration.response.publicKey))
         #expect(registration.response.publicKeyAlgorithm == -7)
-        #expect(spki == verified.publicKey.publicKey.derEncodedSubjectPublicKeyInfo)
+        #expect(spki == verified.publicKey.publicKey?.derEncodedSubjectPublicKeyInfo)
         let parsed = try PublicKey(derEncodedSubjectPublicKeyInfo: spki)
         let point = try #require(parsed.ellipticCurvePoint)
         let cose = try CBORDecoder().decode(verified.publicKey.cborEncoded)

@@ -33,12 +33,12 @@ import Testing
         for (file, algorithm, kind) in cases {
             let key = try COSEKey(cborEncoded: Self.vectorKey(file))
             #expect(key.algorithm == algorithm)
-            #expect(key.publicKey.kind == kind)
+            #expect(key.publicKey?.kind == kind)
             #expect(key.cborEncoded == Self.vectorKey(file))
         }
         let rsa = try COSEKey(cborEncoded: Self.vectorKey("rs256-packed"))
         #expect(rsa.algorithm == .rs256)
-        guard case .rsa = rsa.publicKey.kind else { Issue.record("not RSA"); return }
+        guard case .rsa = rsa.publicKey?.kind else { Issue.record("not RSA"); return }
     }
 
     @Test("accepts the RSA key under PS256 and RS1 too, and Ed25519 under its fully specified identifier")
@@ -57,7 +57,7 @@ import Testing
         ]
         for (identifier, scheme) in expected { #expect(identifier.signatureAlgorithm == scheme) }
         #expect(COSEAlgorithmIdentifier(rawValue: -53).signatureAlgorithm == nil)
-        #expect(COSEAlgorithmIdentifier.supported.count == expected.count)
+        #expect(COSEAlgorithmIdentifier.supported == expected.map(\.0) + [.mlDSA44, .mlDSA65, .mlDSA87])
     }
 
     @Test("rejects keys that are not maps or lack kty or alg")

@@ -25,9 +25,16 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
     public static let ps256 = COSEAlgorithmIdentifier(rawValue: -37)
     /// RSASSA-PKCS1-v1_5 with SHA-1, kept for legacy TPM attestation only.
     public static let rs1 = COSEAlgorithmIdentifier(rawValue: -65535)
+    /// ML-DSA-44 (FIPS 204, pure, empty context), in an AKP key (RFC 9964).
+    public static let mlDSA44 = COSEAlgorithmIdentifier(rawValue: -48)
+    /// ML-DSA-65 (FIPS 204, pure, empty context), in an AKP key (RFC 9964).
+    public static let mlDSA65 = COSEAlgorithmIdentifier(rawValue: -49)
+    /// ML-DSA-87 (FIPS 204, pure, empty context), in an AKP key (RFC 9964).
+    public static let mlDSA87 = COSEAlgorithmIdentifier(rawValue: -50)
 
-    /// Every algorithm Sesame can verify.
+    /// Every algorithm Sesame can verify: those OpenSSL verifies, then ML-DSA, which Sesame verifies in Swift.
     public static let supported: [COSEAlgorithmIdentifier] = [.es256, .es384, .es512, .edDSA, .ed25519, .rs256, .ps256, .rs1]
+        + [.mlDSA44, .mlDSA65, .mlDSA87]
 
     public var description: String {
         switch self {
@@ -39,6 +46,9 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
         case .rs256: "RS256"
         case .ps256: "PS256"
         case .rs1: "RS1"
+        case .mlDSA44: "ML-DSA-44"
+        case .mlDSA65: "ML-DSA-65"
+        case .mlDSA87: "ML-DSA-87"
         default: "COSE(\(rawValue))"
         }
     }
@@ -56,4 +66,19 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
         default: nil
         }
     }
+
+    /// The ML-DSA parameter set this identifier stands for, or nil for any other algorithm.
+    ///
+    /// ML-DSA is verified in Swift (``MLDSAPublicKey``), not through OpenSSL, so it has no ``signatureAlgorithm``.
+    var mlDSAParameterSet: MLDSAParameterSet? {
+        switch self {
+        case .mlDSA44: .mlDSA44
+        case .mlDSA65: .mlDSA65
+        case .mlDSA87: .mlDSA87
+        default: nil
+        }
+    }
+
+    /// Whether Sesame verifies signatures of this algorithm.
+    var isSupported: Bool { signatureAlgorithm != nil || mlDSAParameterSet != nil }
 }

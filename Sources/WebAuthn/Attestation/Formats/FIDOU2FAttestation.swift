@@ -29,7 +29,7 @@ enum FIDOU2FAttestation: AttestationFormat {
             throw WebAuthnError(.malformedAuthenticatorData, "fido-u2f: no attested credential data")
         }
         // §8.6 step 4: the credential key is P-256 and becomes the 65-byte uncompressed point.
-        guard credentialPublicKey.algorithm == .es256, let point = credentialPublicKey.publicKey.ellipticCurvePoint else {
+        guard credentialPublicKey.algorithm == .es256, let point = credentialPublicKey.publicKey?.ellipticCurvePoint else {
             throw WebAuthnError(.malformedAttestationStatement, "§8.6 step 4: credential key is not an ES256 P-256 key")
         }
         let publicKeyU2F = [0x04] + point.x + point.y
