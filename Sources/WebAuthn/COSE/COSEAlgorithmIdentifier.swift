@@ -23,11 +23,15 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
     public static let rs256 = COSEAlgorithmIdentifier(rawValue: -257)
     /// RSASSA-PSS with SHA-256.
     public static let ps256 = COSEAlgorithmIdentifier(rawValue: -37)
+    /// RSASSA-PSS with SHA-384.
+    public static let ps384 = COSEAlgorithmIdentifier(rawValue: -38)
+    /// RSASSA-PSS with SHA-512.
+    public static let ps512 = COSEAlgorithmIdentifier(rawValue: -39)
     /// RSASSA-PKCS1-v1_5 with SHA-1, kept for legacy TPM attestation only.
     public static let rs1 = COSEAlgorithmIdentifier(rawValue: -65535)
 
     /// Every algorithm Sesame can verify.
-    public static let supported: [COSEAlgorithmIdentifier] = [.es256, .es384, .es512, .edDSA, .ed25519, .rs256, .ps256, .rs1]
+    public static let supported: [COSEAlgorithmIdentifier] = [.es256, .es384, .es512, .edDSA, .ed25519, .rs256, .ps256, .ps384, .ps512, .rs1]
 
     public var description: String {
         switch self {
@@ -38,6 +42,8 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
         case .ed25519: "Ed25519"
         case .rs256: "RS256"
         case .ps256: "PS256"
+        case .ps384: "PS384"
+        case .ps512: "PS512"
         case .rs1: "RS1"
         default: "COSE(\(rawValue))"
         }
@@ -52,6 +58,8 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
         case .edDSA, .ed25519: .ed25519
         case .rs256: .rsaPKCS1v15SHA256
         case .ps256: .rsaPSSSHA256
+        case .ps384: .rsaPSSSHA384
+        case .ps512: .rsaPSSSHA512
         case .rs1: .rsaPKCS1v15SHA1
         default: nil
         }
