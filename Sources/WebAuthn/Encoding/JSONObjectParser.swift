@@ -1,14 +1,18 @@
 /// A strict RFC 8259 parser for the small JSON objects WebAuthn clients produce (`clientDataJSON`).
 ///
-/// Only top-level string and boolean members are kept; other values are validated and skipped, as the spec
-/// requires unknown members to be ignored. Duplicate top-level member names are rejected, so no two parsers
+/// Only top-level string, boolean and number members and arrays of strings are kept; other values are validated
+/// and skipped, as the spec requires unknown members to be ignored. Duplicate top-level member names are rejected, so no two parsers
 /// can disagree about which `challenge` or `origin` counts. Nesting is bounded.
 struct JSONObjectParser {
     /// A kept top-level member value.
     enum Value: Equatable {
         case string(String)
         case bool(Bool)
-        /// A number, null, object or array: valid, but not kept.
+        /// A number, as its literal text (the caller converts it, checked).
+        case number(String)
+        /// An array whose items are all strings (the empty array included).
+        case strings([String])
+        /// Null, an object or another array: valid, but not kept.
         case other
     }
 
@@ -84,19 +88,24 @@ struct JSONObjectParser {
             guard depth + 1 < Self.maximumDepth else { throw Failure() }
             index += 1
             skipWhitespace()
+            var strings: [String]? = []
             if peek() == UInt8(ascii: "]") {
                 index += 1
             } else {
                 repeat {
-                    _ = try value(depth: depth + 1)
+                    if case .string(let item) = try value(depth: depth + 1) { strings?.append(item) } else { strings = nil }
                     skipWhitespace()
                 } while try next() == UInt8(ascii: ",")
                 guard bytes[index - 1] == UInt8(ascii: "]") else { throw Failure() }
             }
+            if let strings { return .strings(strings) }
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null")
-        default: try number()
+        default:
+            let start = index
+            try number()
+            return .number(String(decoding: bytes[start..<index], as: UTF8.self))
         }
         return .other
     }
