@@ -50,7 +50,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto", "SesameHTTP"], exclude: ["Data"],
+            name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto", "SesameHTTP", "COpenSSL"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto", "SesameCore", "SesameServer", "SesameHTTP", "SesameStore"], swiftSettings: swiftSettings),

@@ -171,7 +171,7 @@ def main():
     seed("attestation", "none-at-ed", enc({"fmt": "none", "attStmt": {}, "authData": bytes([*reg[:32], reg[32] | 0x80]) + reg[33:] + exts}))
     u2f = dec(b64u(vectors["registration-es256-fido-u2f"]["attestationObject"]))[0]
     seed("attestation", "u2f-no-sig", enc({"fmt": "fido-u2f", "attStmt": {"x5c": u2f["attStmt"]["x5c"]}, "authData": u2f["authData"]}))
-    seed("attestation", "tpm-unsupported", enc({"fmt": "tpm", "attStmt": {}, "authData": reg}))
+    seed("attestation", "tpm-empty-statement", enc({"fmt": "tpm", "attStmt": {}, "authData": reg}))
 
     # cbor: one small item of every kind, plus a few encodings the decoder must reject or treat specially.
     items = {

@@ -4,7 +4,9 @@
 // The ceremony uses a fixed relying party (`example.org`, origin `https://example.org`, user verification not
 // required) and a fixed valid clientDataJSON for a fixed 32-byte challenge, so every input that parses reaches
 // the authenticator data checks, COSE key parsing and the attestation statement formats (none, packed with and
-// without x5c, fido-u2f: x5c certificate parsing with OpenSSL, signature checks, §8.2.1 certificate rules).
+// without x5c, fido-u2f, tpm, android-key, android-safetynet, apple: x5c certificate parsing with OpenSSL,
+// signature checks, the certificate rules of §8.2.1 and §8.3.1, the TPM structures, the Android key
+// description, the SafetyNet JWS and the Apple nonce extension).
 //
 // To let mutations of the W3C seed objects get past the signature check (and so reach the certificate
 // requirements with mutated certificates), an attestation object whose credential ID starts like one of the
@@ -49,6 +51,12 @@ private let vectorCeremonies: [(String, String, String)] = [
     // registration-es512-packed.json
     ("0X1a9-PzfFZi", "TuIgzZKwfhFFHLTCAcV1W9h5hI5JKpsS15E1xidk3C_Sjq1ICMr-WtHej6ngjUqO6v6k37Mzh3sCvFA_R107DBOUp2g7qvTyR3gp97jPdQlImFVYdIwHMGg5b8_c0_JFvyA45rs411MnaKrRO-jBGPcnci50JhOQQenKylA4hMU",
      "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiVHVJZ3paS3dmaEZGSExUQ0FjVjFXOWg1aEk1Sktwc1MxNUUxeGlkazNDX1NqcTFJQ01yLVd0SGVqNm5nalVxTzZ2NmszN016aDNzQ3ZGQV9SMTA3REJPVXAyZzdxdlR5UjNncDk3alBkUWxJbUZWWWRJd0hNR2c1YjhfYzBfSkZ2eUE0NXJzNDExTW5hS3JSTy1qQkdQY25jaTUwSmhPUVFlbkt5bEE0aE1VIiwib3JpZ2luIjoiaHR0cHM6Ly9leGFtcGxlLm9yZyIsImNyb3NzT3JpZ2luIjpmYWxzZSwiZXh0cmFEYXRhIjoiY2xpZW50RGF0YUpTT04gbWF5IGJlIGV4dGVuZGVkIHdpdGggYWRkaXRpb25hbCBmaWVsZHMgaW4gdGhlIGZ1dHVyZSwgc3VjaCBhcyB0aGlzOiBvM3FWak9MMnRUV200R3hreklfUWdnPT0ifQ"),
+    // registration-es256-tpm.json
+    ("7Ce-x1IciUu7", "z8gs3xzu6HYSCqiPA2TwkQGTRgz7l6MXsv4JBpT5opk",
+     "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiejhnczN4enU2SFlTQ3FpUEEyVHdrUUdUUmd6N2w2TVhzdjRKQnBUNW9wayIsIm9yaWdpbiI6Imh0dHBzOi8vZXhhbXBsZS5vcmciLCJjcm9zc09yaWdpbiI6ZmFsc2V9"),
+    // registration-es256-apple.json
+    ("nEpYhq-Sg9m-", "9_aIIThSAHd1AJz4wJb9qJ1guan7WlDdgd2YmK9aBgk",
+     "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiOV9hSUlUaFNBSGQxQUp6NHdKYjlxSjFndWFuN1dsRGRnZDJZbUs5YUJnayIsIm9yaWdpbiI6Imh0dHBzOi8vZXhhbXBsZS5vcmciLCJjcm9zc09yaWdpbiI6ZmFsc2UsImV4dHJhRGF0YSI6ImNsaWVudERhdGFKU09OIG1heSBiZSBleHRlbmRlZCB3aXRoIGFkZGl0aW9uYWwgZmllbGRzIGluIHRoZSBmdXR1cmUsIHN1Y2ggYXMgdGhpczogVGpMUG5wT2FYUVVyRk5jYkgydFRaQT09In0"),
     // registration-rs256-packed.json
     ("mSoYrMg_Z1M2", "vqjwdwAJvVfywN9v6p90Oifkthu-kjyGLHqtep_I5KY",
      "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoidnFqd2R3QUp2VmZ5d045djZwOTBPaWZrdGh1LWtqeUdMSHF0ZXBfSTVLWSIsIm9yaWdpbiI6Imh0dHBzOi8vZXhhbXBsZS5vcmciLCJjcm9zc09yaWdpbiI6ZmFsc2V9"),

@@ -31,6 +31,10 @@ public enum SignatureAlgorithm: Sendable, Hashable {
     case rsaPKCS1v15SHA256
     /// RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt (PS256, RFC 8230).
     case rsaPSSSHA256
+    /// RSASSA-PSS with SHA-384, MGF1-SHA-384 and a 48-byte salt (PS384, RFC 8230).
+    case rsaPSSSHA384
+    /// RSASSA-PSS with SHA-512, MGF1-SHA-512 and a 64-byte salt (PS512, RFC 8230).
+    case rsaPSSSHA512
     /// RSASSA-PKCS1-v1_5 with SHA-1 (RS1; legacy Windows Hello attestation).
     case rsaPKCS1v15SHA1
 }

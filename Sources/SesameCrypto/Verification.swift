@@ -14,7 +14,8 @@ extension PublicKey {
     /// - Returns: `true` only when the signature is valid.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
         let md: OpaquePointer?
-        var pss = false
+        // RSASSA-PSS: MGF1 uses the message digest and the salt is as long as the digest (RFC 8230 §2).
+        var pssSaltLength: Int32? = nil
         switch (algorithm, kind) {
         case (.ecdsaSHA256, .ellipticCurve): md = EVP_sha256()
         case (.ecdsaSHA384, .ellipticCurve): md = EVP_sha384()
@@ -22,10 +23,16 @@ extension PublicKey {
         case (.ed25519, .ed25519):
             guard signature.count == 64 else { return false }
             md = nil
-        case (.rsaPKCS1v15SHA256, .rsa(let bits)), (.rsaPSSSHA256, .rsa(let bits)), (.rsaPKCS1v15SHA1, .rsa(let bits)):
+        case (.rsaPKCS1v15SHA256, .rsa(let bits)), (.rsaPKCS1v15SHA1, .rsa(let bits)), (.rsaPSSSHA256, .rsa(let bits)),
+             (.rsaPSSSHA384, .rsa(let bits)), (.rsaPSSSHA512, .rsa(let bits)):
             guard signature.count == (bits + 7) / 8 else { return false }
-            md = algorithm == .rsaPKCS1v15SHA1 ? EVP_sha1() : EVP_sha256()
-            pss = algorithm == .rsaPSSSHA256
+            switch algorithm {
+            case .rsaPKCS1v15SHA1: md = EVP_sha1()
+            case .rsaPSSSHA256: (md, pssSaltLength) = (EVP_sha256(), 32)
+            case .rsaPSSSHA384: (md, pssSaltLength) = (EVP_sha384(), 48)
+            case .rsaPSSSHA512: (md, pssSaltLength) = (EVP_sha512(), 64)
+            default: md = EVP_sha256()
+            }
         default:
             return false
         }
@@ -42,11 +49,11 @@ extension PublicKey {
             OpenSSLErrors.clear()
             return false
         }
-        if pss {
+        if let pssSaltLength {
             guard let pctx,
                   EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1,
-                  EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, EVP_sha256()) == 1,
-                  EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, 32) == 1
+                  EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, md) == 1,
+                  EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, pssSaltLength) == 1
             else {
                 OpenSSLErrors.clear()
                 return false

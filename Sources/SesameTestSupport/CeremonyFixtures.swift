@@ -23,6 +23,9 @@ public struct CeremonyFixture: Sendable {
     /// Bytes appended to the authenticator data (to test trailing data).
     public var authenticatorDataSuffix: [UInt8] = []
     public var userHandle: [UInt8]? = Array("user-1".utf8)
+    /// A COSE_Key to attest instead of `credentialKey`'s (for example an RSA key); authentication still signs
+    /// with `credentialKey`.
+    public var credentialCOSEKey: [UInt8]? = nil
 
     /// A `clientDataJSON` member value.
     public enum ClientDataMember: Sendable {
@@ -39,6 +42,8 @@ public struct CeremonyFixture: Sendable {
         case fidoU2F(key: PrivateKey, certificate: Certificate)
         /// Any format name and statement, signed by no one.
         case custom(format: String, statement: CBORValue)
+        /// Any format name, with a statement built from the authenticator data and the client data hash.
+        case built(format: String, statement: @Sendable (_ authenticatorData: [UInt8], _ clientDataHash: [UInt8]) -> CBORValue)
     }
 
     /// A fixture with a fresh key of the given kind.
@@ -54,6 +59,7 @@ public struct CeremonyFixture: Sendable {
 
     /// The credential public key as a COSE_Key.
     public var coseKey: [UInt8] {
+        if let credentialCOSEKey { return credentialCOSEKey }
         switch credentialKey.kind {
         case .p256:
             let point = credentialKey.publicKey.ellipticCurvePoint!
@@ -140,6 +146,8 @@ public struct CeremonyFixture: Sendable {
             ]))
         case .custom(let name, let custom):
             (format, statement) = (name, custom)
+        case .built(let name, let build):
+            (format, statement) = (name, build(authenticatorData, clientDataHash))
         }
         return CBOREncoder.encode(.map([
             CBORMapEntry(.textString("fmt"), .textString(format)),

@@ -50,6 +50,19 @@ public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible,
         public static let invalidAttestationSignature = Code("invalid_attestation_signature")
         public static let invalidAttestationCertificate = Code("invalid_attestation_certificate")
         public static let untrustedAttestation = Code("untrusted_attestation")
+        /// The key an attestation vouches for (TPM pubArea, credential certificate) is not the credential key.
+        public static let attestationKeyMismatch = Code("attestation_key_mismatch")
+        /// The value an attestation binds to the ceremony (TPM extraData, Android attestationChallenge,
+        /// SafetyNet or Apple nonce) is not the one this ceremony computes.
+        public static let attestationNonceMismatch = Code("attestation_nonce_mismatch")
+        /// A TPM certInfo (TPMS_ATTEST) is not a certification of this pubArea by a TPM.
+        public static let invalidTPMCertInfo = Code("invalid_tpm_cert_info")
+        /// An Android key's authorization lists allow all applications, or lack generated origin or sign purpose.
+        public static let invalidAndroidKeyAuthorization = Code("invalid_android_key_authorization")
+        /// A SafetyNet response does not report `ctsProfileMatch: true`.
+        public static let safetyNetCTSProfileMismatch = Code("safetynet_cts_profile_mismatch")
+        /// A SafetyNet response's `timestampMs` lies outside the window around the ceremony time.
+        public static let safetyNetTimestampOutOfRange = Code("safetynet_timestamp_out_of_range")
         // Assertion
         public static let invalidSignature = Code("invalid_signature")
         public static let signCountRegression = Code("sign_count_regression")

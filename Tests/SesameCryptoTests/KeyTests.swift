@@ -285,6 +285,29 @@ import Testing
         #expect(!key.isValidSignature(flipped, for: message, algorithm: .rsaPSSSHA256))
     }
 
+    @Test("PS384 and PS512 signatures from OpenSSL verify only with their own digest, MGF1 and salt length")
+    func rsaPSSWithLargerDigests() throws {
+        let key = try PublicKey(derEncodedSubjectPublicKeyInfo: Fixture.bytes("rsa2048-pub.der"))
+        let message = try Fixture.bytes("message.txt")
+        let ps256 = try Fixture.bytes("ps256.sig")
+        let ps384 = try Fixture.bytes("ps384.sig")
+        let ps512 = try Fixture.bytes("ps512.sig")
+        #expect(key.isValidSignature(ps384, for: message, algorithm: .rsaPSSSHA384))
+        #expect(key.isValidSignature(ps512, for: message, algorithm: .rsaPSSSHA512))
+        let all: [([UInt8], SignatureAlgorithm)] = [(ps256, .rsaPSSSHA256), (ps384, .rsaPSSSHA384), (ps512, .rsaPSSSHA512)]
+        for (signature, own) in all {
+            for other: SignatureAlgorithm in [.rsaPSSSHA256, .rsaPSSSHA384, .rsaPSSSHA512, .rsaPKCS1v15SHA256] where other != own {
+                #expect(!key.isValidSignature(signature, for: message, algorithm: other), "\(own) verified as \(other)")
+            }
+            var flipped = signature
+            flipped[7] ^= 0x40
+            #expect(!key.isValidSignature(flipped, for: message, algorithm: own))
+            #expect(!key.isValidSignature(signature, for: message + [0x0A], algorithm: own))
+        }
+        let ec = try PublicKey(derEncodedSubjectPublicKeyInfo: Fixture.bytes("es384-pub.der"))
+        #expect(!ec.isValidSignature(ps384, for: message, algorithm: .rsaPSSSHA384))
+    }
+
     @Test func rsaKeyFromModulusAndExponentVerifies() throws {
         let modulus = try [UInt8](hex: Fixture.text("rsa2048-modulus.hex"))
         let key = try PublicKey(rsaModulus: modulus, publicExponent: [0x01, 0x00, 0x01])

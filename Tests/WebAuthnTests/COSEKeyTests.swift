@@ -41,10 +41,12 @@ import Testing
         guard case .rsa = rsa.publicKey?.kind else { Issue.record("not RSA"); return }
     }
 
-    @Test("accepts the RSA key under PS256 and RS1 too, and Ed25519 under its fully specified identifier")
+    @Test("accepts the RSA key under PS256, PS384, PS512 and RS1 too, and Ed25519 under its fully specified identifier")
     func alternativeAlgorithms() throws {
         let rsa = Self.vectorKey("rs256-packed")
         #expect(try COSEKey(cborEncoded: replacing(rsa, 3, .integer(-37))).algorithm == .ps256)
+        #expect(try COSEKey(cborEncoded: replacing(rsa, 3, .integer(-38))).algorithm == .ps384)
+        #expect(try COSEKey(cborEncoded: replacing(rsa, 3, .integer(-39))).algorithm == .ps512)
         #expect(try COSEKey(cborEncoded: replacing(rsa, 3, .integer(-65535))).algorithm == .rs1)
         #expect(try COSEKey(cborEncoded: replacing(Self.vectorKey("ed25519-packed"), 3, .integer(-19))).algorithm == .ed25519)
     }
@@ -53,7 +55,8 @@ import Testing
     func mapping() {
         let expected: [(COSEAlgorithmIdentifier, SignatureAlgorithm)] = [
             (.es256, .ecdsaSHA256), (.es384, .ecdsaSHA384), (.es512, .ecdsaSHA512), (.edDSA, .ed25519),
-            (.ed25519, .ed25519), (.rs256, .rsaPKCS1v15SHA256), (.ps256, .rsaPSSSHA256), (.rs1, .rsaPKCS1v15SHA1),
+            (.ed25519, .ed25519), (.rs256, .rsaPKCS1v15SHA256), (.ps256, .rsaPSSSHA256), (.ps384, .rsaPSSSHA384),
+            (.ps512, .rsaPSSSHA512), (.rs1, .rsaPKCS1v15SHA1),
         ]
         for (identifier, scheme) in expected { #expect(identifier.signatureAlgorithm == scheme) }
         #expect(COSEAlgorithmIdentifier(rawValue: -53).signatureAlgorithm == nil)

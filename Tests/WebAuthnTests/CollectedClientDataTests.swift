@@ -47,4 +47,24 @@ import Testing
             #expect(throws: WebAuthnError.code(.malformedClientData)) { try CollectedClientData(jsonBytes: bytes) }
         }
     }
+
+    @Test("the parser keeps top-level numbers as their text and arrays of strings, for the SafetyNet JWS")
+    func numbersAndStringArrays() throws {
+        let members = try #require(JSONObjectMembers(Array(#"{"n":1630703240057,"f":-1.5e3,"x5c":["a","b"],"e":[],"m":["a",1],"o":{"k":[1]}}"#.utf8)))
+        #expect(members.number("n") == "1630703240057")
+        #expect(members.number("f") == "-1.5e3")
+        #expect(members.strings("x5c") == ["a", "b"])
+        #expect(members.strings("e") == [])
+        #expect(members.strings("m") == nil && members.number("m") == nil)
+        #expect(members.strings("o") == nil && members.number("o") == nil && members.object("o") != nil)
+        #expect(throws: JSONObjectParser.Failure.self) { try JSONObjectParser.parse(Array(#"{"n":01}"#.utf8)) }
+        #expect(throws: JSONObjectParser.Failure.self) { try JSONObjectParser.parse(Array(#"{"a":["x",]}"#.utf8)) }
+        // clientDataJSON still refuses a number or an array where it wants a string or a boolean.
+        #expect(throws: WebAuthnError.code(.malformedClientData)) {
+            try CollectedClientData(jsonBytes: Array(#"{"type":"t","challenge":["c"],"origin":"o"}"#.utf8))
+        }
+        #expect(throws: WebAuthnError.code(.malformedClientData)) {
+            try CollectedClientData(jsonBytes: Array(#"{"type":"t","challenge":"c","origin":"o","crossOrigin":1}"#.utf8))
+        }
+    }
 }

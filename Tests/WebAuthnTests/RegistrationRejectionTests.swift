@@ -150,8 +150,15 @@ import Testing
 
     @Test("step 20: unsupported and unknown attestation formats")
     func unsupportedFormats() throws {
-        for format in ["tpm", "android-key", "android-safetynet", "apple", "made-up"] {
+        for format in ["compound", "made-up", "TPM"] {
             try expectRejection(.unsupportedAttestationFormat) { $0.attestation = .custom(format: format, statement: .map([])) }
+        }
+    }
+
+    @Test("step 21: every verified format refuses an empty statement")
+    func emptyStatements() throws {
+        for format in ["packed", "fido-u2f", "tpm", "android-key", "android-safetynet", "apple"] {
+            try expectRejection(.malformedAttestationStatement) { $0.attestation = .custom(format: format, statement: .map([])) }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCrypto
+import SesameTestSupport
 import Testing
 @testable import WebAuthn
 
@@ -94,8 +95,8 @@ struct W3CVector: Decodable, CustomTestStringConvertible, Sendable {
 
     @Test("the vector files are all there")
     func present() {
-        #expect(Self.registrations.count == 12 && Self.authentications.count == 12)
-        #expect(Self.laterRegistrations.count == 3 && Self.laterAuthentications.count == 3)
+        #expect(Self.registrations.count == 14 && Self.authentications.count == 14)
+        #expect(Self.laterRegistrations.count == 1 && Self.laterAuthentications.count == 1)
     }
 
     @Test("registration vectors verify with the spec's results", arguments: registrations)
@@ -162,10 +163,33 @@ struct W3CVector: Decodable, CustomTestStringConvertible, Sendable {
         #expect(throws: WebAuthnError.code(.originMismatch)) { try authenticate(vector, policy: otherOrigin) }
     }
 
-    @Test("tpm, android-key and apple registrations are rejected as not supported yet", arguments: laterRegistrations)
-    func laterFormats(_ vector: W3CVector) throws {
+    @Test("the tpm and apple vectors chain to the spec's root, and fail under another root or outside its validity")
+    func attestationTrust() throws {
+        for vector in Self.registrations where ["tpm", "apple"].contains(vector.expected.fmt) {
+            let credential = RegistrationCredential(rawID: vector.bytes(vector.credentialId), clientDataJSON: vector.bytes(vector.clientDataJSON),
+                                                    attestationObject: vector.bytes(vector.attestationObject))
+            let root = try Certificate(derEncoded: vector.bytes(vector.attestationRootCertificate))
+            let otherRoot = try Certificate(pemEncoded: String(contentsOf: AttestationFixtures.directory.appendingPathComponent("other-root.pem"),
+                                                               encoding: .utf8))
+            func verify(_ anchors: [Certificate], at time: Date = Self.now) throws(WebAuthnError) -> VerifiedRegistration {
+                try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(
+                    policy: vector.policy, challenge: vector.bytes(vector.challenge), trustAnchorsByFormat: [vector.expected.fmt ?? "": anchors]),
+                    at: time)
+            }
+            #expect(try verify([root]).attestationTrustPath.count == 1)
+            #expect(throws: WebAuthnError.code(.untrustedAttestation)) { try verify([otherRoot]) }
+            #expect(throws: WebAuthnError.code(.untrustedAttestation)) { try verify([root], at: Date(timeIntervalSince1970: 1_600_000_000)) }
+        }
+    }
+
+    @Test("the pre-fix android-key vector passes steps 2-4 and is refused at step 5: its authorization lists are empty",
+          arguments: laterRegistrations)
+    func androidKeyVectorWithEmptyLists(_ vector: W3CVector) throws {
         let error = #expect(throws: WebAuthnError.self) { try register(vector) }
-        #expect(error?.code == .unsupportedAttestationFormat)
-        #expect(error?.detail.contains("not supported yet") == true)
+        #expect(error?.code == .invalidAndroidKeyAuthorization)
+        #expect(error?.detail.contains("§8.4 step 5: origin") == true, "\(String(reflecting: error))")
+        var other = vector.policy
+        other.id = "example.com"
+        #expect(throws: WebAuthnError.code(.rpIDHashMismatch)) { try register(vector, policy: other) }
     }
 }

@@ -23,6 +23,10 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
     public static let rs256 = COSEAlgorithmIdentifier(rawValue: -257)
     /// RSASSA-PSS with SHA-256.
     public static let ps256 = COSEAlgorithmIdentifier(rawValue: -37)
+    /// RSASSA-PSS with SHA-384.
+    public static let ps384 = COSEAlgorithmIdentifier(rawValue: -38)
+    /// RSASSA-PSS with SHA-512.
+    public static let ps512 = COSEAlgorithmIdentifier(rawValue: -39)
     /// RSASSA-PKCS1-v1_5 with SHA-1, kept for legacy TPM attestation only.
     public static let rs1 = COSEAlgorithmIdentifier(rawValue: -65535)
     /// ML-DSA-44 (FIPS 204, pure, empty context), in an AKP key (RFC 9964).
@@ -33,7 +37,7 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
     public static let mlDSA87 = COSEAlgorithmIdentifier(rawValue: -50)
 
     /// Every algorithm Sesame can verify: those OpenSSL verifies, then ML-DSA, which Sesame verifies in Swift.
-    public static let supported: [COSEAlgorithmIdentifier] = [.es256, .es384, .es512, .edDSA, .ed25519, .rs256, .ps256, .rs1]
+    public static let supported: [COSEAlgorithmIdentifier] = [.es256, .es384, .es512, .edDSA, .ed25519, .rs256, .ps256, .ps384, .ps512, .rs1]
         + [.mlDSA44, .mlDSA65, .mlDSA87]
 
     public var description: String {
@@ -45,6 +49,8 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
         case .ed25519: "Ed25519"
         case .rs256: "RS256"
         case .ps256: "PS256"
+        case .ps384: "PS384"
+        case .ps512: "PS512"
         case .rs1: "RS1"
         case .mlDSA44: "ML-DSA-44"
         case .mlDSA65: "ML-DSA-65"
@@ -62,6 +68,8 @@ public struct COSEAlgorithmIdentifier: RawRepresentable, Hashable, Sendable, Cus
         case .edDSA, .ed25519: .ed25519
         case .rs256: .rsaPKCS1v15SHA256
         case .ps256: .rsaPSSSHA256
+        case .ps384: .rsaPSSSHA384
+        case .ps512: .rsaPSSSHA512
         case .rs1: .rsaPKCS1v15SHA1
         default: nil
         }

@@ -80,7 +80,7 @@ public struct COSEKey: Sendable {
             publicKey = try makeKey { () throws(CryptoError) in try PublicKey(ed25519RawRepresentation: x) }
             mlDSAPublicKey = nil
         case .rsa:
-            guard [.rs256, .ps256, .rs1].contains(algorithm) else {
+            guard [.rs256, .ps256, .ps384, .ps512, .rs1].contains(algorithm) else {
                 throw WebAuthnError(.invalidCOSEKey, "alg \(algorithm) does not match an RSA key")
             }
             let n = try bytes(Label.n, "n"), e = try bytes(Label.e, "e")

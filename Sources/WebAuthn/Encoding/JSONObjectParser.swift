@@ -1,8 +1,8 @@
 /// A strict RFC 8259 parser for the small JSON objects WebAuthn clients produce (`clientDataJSON`, the
 /// `PublicKeyCredential` JSON forms, the request bodies that carry them).
 ///
-/// Top-level strings, booleans, nulls and arrays are kept, objects as the byte range of their text (to be read again
-/// as an object of their own); numbers are validated and skipped, as the spec requires unknown members to be ignored.
+/// Top-level strings, booleans, nulls, numbers (as their literal text) and arrays are kept, objects as the byte range
+/// of their text (to be read again as an object of their own); unknown members are ignored, as the spec requires.
 /// Duplicate top-level member names are rejected, so no two parsers can disagree about which `challenge` or `origin`
 /// counts. Nesting is bounded.
 struct JSONObjectParser {
@@ -14,8 +14,8 @@ struct JSONObjectParser {
         /// An object: where its text is in the parsed bytes.
         case object(Range<Int>)
         case array([Value])
-        /// A number: valid, but not kept.
-        case other
+        /// A number, as its literal text (the caller converts it, checked).
+        case number(String)
     }
 
     struct Failure: Error {}
@@ -106,9 +106,11 @@ struct JSONObjectParser {
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
-        default: try number()
+        default:
+            let start = index
+            try number()
+            return .number(String(decoding: bytes[start..<index], as: UTF8.self))
         }
-        return .other
     }
 
     private mutating func literal(_ word: StaticString) throws(Failure) {
@@ -240,6 +242,12 @@ public struct JSONObjectMembers: Sendable {
     /// Member `name` when it is an object: its JSON text, as sent.
     public func object(_ name: String) -> [UInt8]? {
         if case .object(let range)? = members[name] { return Array(bytes[range]) }
+        return nil
+    }
+
+    /// Member `name` when it is a number: its literal text, for the caller to convert, checked.
+    public func number(_ name: String) -> String? {
+        if case .number(let value)? = members[name] { return value }
         return nil
     }
 

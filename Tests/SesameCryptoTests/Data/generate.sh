@@ -19,6 +19,10 @@ openssl pkey -in rsa2048-key.pem -pubout -outform DER -out rsa2048-pub.der
 openssl dgst -sha256 -sign rsa2048-key.pem -out rs256.sig message.txt
 openssl dgst -sha256 -sign rsa2048-key.pem -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:32 \
     -sigopt rsa_mgf1_md:sha256 -out ps256.sig message.txt
+openssl dgst -sha384 -sign rsa2048-key.pem -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:48 \
+    -sigopt rsa_mgf1_md:sha384 -out ps384.sig message.txt
+openssl dgst -sha512 -sign rsa2048-key.pem -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:64 \
+    -sigopt rsa_mgf1_md:sha512 -out ps512.sig message.txt
 openssl dgst -sha1 -sign rsa2048-key.pem -out rs1.sig message.txt
 
 # Modulus as hex (for PublicKey(rsaModulus:publicExponent:)); the exponent is 65537.

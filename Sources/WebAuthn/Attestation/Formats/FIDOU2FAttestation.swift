@@ -7,7 +7,7 @@ enum FIDOU2FAttestation: AttestationFormat {
     static let identifier = "fido-u2f"
 
     static func verify(statement: CBORValue, authenticatorData: AuthenticatorData, clientDataHash: [UInt8],
-                       credentialPublicKey: COSEKey) throws(WebAuthnError) -> AttestationResult {
+                       credentialPublicKey: COSEKey, context: AttestationContext) throws(WebAuthnError) -> AttestationResult {
         // §8.6 step 1: attStmt is {x5c: [attCert], sig}.
         guard let sig = statement["sig"]?.bytes else {
             throw WebAuthnError(.malformedAttestationStatement, "fido-u2f: sig is missing")

@@ -5,7 +5,7 @@ enum NoneAttestation: AttestationFormat {
     static let identifier = "none"
 
     static func verify(statement: CBORValue, authenticatorData: AuthenticatorData, clientDataHash: [UInt8],
-                       credentialPublicKey: COSEKey) throws(WebAuthnError) -> AttestationResult {
+                       credentialPublicKey: COSEKey, context: AttestationContext) throws(WebAuthnError) -> AttestationResult {
         // §8.7: attStmt is the empty map.
         guard statement.mapEntries?.isEmpty == true else {
             throw WebAuthnError(.malformedAttestationStatement, "none: attStmt is not empty")

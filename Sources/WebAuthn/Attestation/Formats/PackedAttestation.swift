@@ -9,7 +9,7 @@ enum PackedAttestation: AttestationFormat {
     static let aaguidExtensionOID = "1.3.6.1.4.1.45724.1.1.4"
 
     static func verify(statement: CBORValue, authenticatorData: AuthenticatorData, clientDataHash: [UInt8],
-                       credentialPublicKey: COSEKey) throws(WebAuthnError) -> AttestationResult {
+                       credentialPublicKey: COSEKey, context: AttestationContext) throws(WebAuthnError) -> AttestationResult {
         // §8.2.2 step 1: attStmt is valid CBOR of the syntax {alg, sig, x5c?}.
         guard let algValue = statement["alg"]?.integerValue, let alg = Int(exactly: algValue) else {
             throw WebAuthnError(.malformedAttestationStatement, "packed: alg is missing")

@@ -9,16 +9,32 @@ public struct RegistrationExpectations: Sendable {
     public var challenge: [UInt8]
     /// False only for conditional create, where the authenticator may register without user presence.
     public var requiresUserPresence: Bool
-    /// Roots an attestation certificate chain must reach. Empty: attestation chains are reported, not judged.
+    /// Roots an attestation certificate chain of any format must reach. With none here and none in
+    /// ``trustAnchorsByFormat`` for the format, attestation chains are reported, not judged.
     public var trustAnchors: [Certificate]
+    /// More roots for one attestation format each, keyed by `fmt` (for example Apple's root under `apple`); a
+    /// chain of that format must reach one of these or of ``trustAnchors``.
+    public var trustAnchorsByFormat: [String: [Certificate]]
+    /// The relying party's choices inside the format verification procedures.
+    public var attestationOptions: AttestationOptions
 
     /// Creates the expectations of one registration.
     public init(policy: RelyingPartyPolicy, challenge: [UInt8], requiresUserPresence: Bool = true,
-                trustAnchors: [Certificate] = []) {
+                trustAnchors: [Certificate] = [], trustAnchorsByFormat: [String: [Certificate]] = [:],
+                attestationOptions: AttestationOptions = AttestationOptions()) {
         self.policy = policy
         self.challenge = challenge
         self.requiresUserPresence = requiresUserPresence
         self.trustAnchors = trustAnchors
+        self.trustAnchorsByFormat = trustAnchorsByFormat
+        self.attestationOptions = attestationOptions
+    }
+
+    /// The roots a chain of the format `fmt` must reach: ``trustAnchors`` and the format's own.
+    /// - Parameter fmt: an attestation statement format identifier, such as `apple`.
+    /// - Returns: the anchors; empty when chains of this format are reported, not judged.
+    public func trustAnchors(forFormat fmt: String) -> [Certificate] {
+        trustAnchors + (trustAnchorsByFormat[fmt] ?? [])
     }
 }
 
@@ -87,13 +103,15 @@ public enum RegistrationVerifier {
         // §7.1 step 20: determine the attestation statement format.
         let format = try AttestationFormats.format(named: attestation.format)
         // §7.1 step 21: verify the attestation statement.
+        let context = AttestationContext(time: time, options: expectations.attestationOptions)
         let result = try format.verify(statement: attestation.statement, authenticatorData: authData,
-                                       clientDataHash: clientDataHash, credentialPublicKey: publicKey)
-        // §7.1 steps 22-23: judge the trust path against the configured trust anchors.
-        if !expectations.trustAnchors.isEmpty, let leaf = result.trustPath.first {
+                                       clientDataHash: clientDataHash, credentialPublicKey: publicKey, context: context)
+        // §7.1 steps 22-23: judge the trust path against the configured trust anchors, at the ceremony's time.
+        let anchors = expectations.trustAnchors(forFormat: attestation.format)
+        if !anchors.isEmpty, let leaf = result.trustPath.first {
             do {
                 try CertificateChain.validate(leaf: leaf, intermediates: Array(result.trustPath.dropFirst()),
-                                              trustAnchors: expectations.trustAnchors, at: time)
+                                              trustAnchors: anchors, at: time)
             } catch {
                 throw WebAuthnError(.untrustedAttestation, "§7.1 step 23: attestation chain: \(error.debugDescription)")
             }
