@@ -20,6 +20,11 @@ struct CeremonyResult: Encodable {
     let peakServerRSSMegabytes: Double
     let workers: Int
     let ceremonies: Int
+    /// The server process's CPU time (user + system, from `/proc/PID/stat`) over the measured window, per ceremony.
+    var serverCPUMillisecondsPerCeremony: Double? = nil
+    /// The target of that figure (issue "Fast ceremonies"), and its ratio to it (at most 1 meets it).
+    var serverCPUCeilingMilliseconds: Double? = nil
+    var serverCPURatio: Double? = nil
 }
 
 enum CeremonyBench {
@@ -32,7 +37,8 @@ enum CeremonyBench {
             let database = backend == "sqlite" ? "sqlite:\(folder.path)/sesame.db" : try! PostgresCluster.shared.createDatabase()
             let server = Server(binary: sesame, database: database)
             defer { server.stop() }
-            let (rate, latencies, count) = ceremonies(port: server.port, key: server.adminKey, seconds: seconds, workers: workers)
+            let (rate, latencies, count, cpu) = ceremonies(server, seconds: seconds, workers: workers)
+            let cpuPerCeremony = count == 0 ? 0 : cpu * 1000 / Double(count)
             let ceiling = es256VerifiesPerSecond(seconds: min(seconds, 2))
             let sorted = latencies.sorted()
             func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
@@ -40,16 +46,24 @@ enum CeremonyBench {
                 name: "appwrite_passkey_signin_ceremonies_\(backend)", value: rate.rounded(), unit: "ceremonies/s",
                 ceilingName: "es256_verify_one_core", ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000,
                 p50Milliseconds: (percentile(0.5) * 100).rounded() / 100, p99Milliseconds: (percentile(0.99) * 100).rounded() / 100,
-                peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: count)
+                peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: count,
+                serverCPUMillisecondsPerCeremony: (cpuPerCeremony * 1000).rounded() / 1000, serverCPUCeilingMilliseconds: cpuCeiling,
+                serverCPURatio: (cpuPerCeremony / cpuCeiling * 100).rounded() / 100)
             InlineBench.emit(result)
         }
     }
 
+    /// The server CPU time per sign-in ceremony the issue "Fast ceremonies" aims at, in milliseconds.
+    static let cpuCeiling = 0.30
+
     /// Sets up one user with a passkey per worker, then runs ceremonies on every worker for `seconds`.
-    static func ceremonies(port: UInt16, key: String, seconds: Double, workers: Int) -> (rate: Double, latencies: [Double], count: Int) {
+    /// - Returns: ceremonies per second, their latencies, their count, and the server's CPU seconds over the window.
+    static func ceremonies(_ server: Server, seconds: Double, workers: Int) -> (rate: Double, latencies: [Double], count: Int, cpu: Double) {
+        let port = server.port, key = server.adminKey
         let keyed = ["X-Appwrite-Project": "default", "X-Appwrite-Key": key, "Content-Type": "application/json"]
         let authenticators = enrol(port: port, key: key, users: workers)
-        return measure(port: port, workers: workers, seconds: seconds) { index, client in
+        let cpuBefore = server.cpuSeconds()
+        let (rate, latencies, count) = measure(port: port, workers: workers, seconds: seconds) { index, client in
             let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).json
             let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
                                                     from: JSONSerialization.data(withJSONObject: challenge["publicKey"]!))
@@ -59,6 +73,7 @@ enum CeremonyBench {
             let exchange = #"{"userId":"\#(token["userId"] as! String)","secret":"\#(token["secret"] as! String)"}"#
             check(client.send("POST", "/v1/account/sessions/token", headers: keyed, body: exchange), 201)
         }
+        return (rate, latencies, count, server.cpuSeconds() - cpuBefore)
     }
 
     /// Runs `iteration` in a loop on `workers` threads (each with its own keep-alive connection) for `seconds`.
@@ -198,6 +213,16 @@ final class Server {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
         return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    /// The server's CPU time so far (user + system), in seconds, from `/proc/PID/stat`.
+    func cpuSeconds() -> Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        // Fields after the parenthesised command name: state is field 3, utime 14 and stime 15.
+        guard let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func stop() {

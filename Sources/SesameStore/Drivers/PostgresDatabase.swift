@@ -147,10 +147,9 @@ final class PostgresConnection: DriverConnection {
                 buffers.append(Self.copy(bytes, terminated: false))  // never nil: nil would mean NULL
             }
         }
+        let name = try prepared(sql, types: types)
         let result: OpaquePointer? = buffers.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecParams(
-                handle, sql, Int32(parameters.count), types, values.baseAddress, lengths, formats, 0
-            )
+            PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, lengths, formats, 0)
         }
         guard let result else {
             throw StoreError(
@@ -189,6 +188,39 @@ final class PostgresConnection: DriverConnection {
             rows.append(SQLRow(columns: columns, values: values))
         }
         return (rows, changes, tag)
+    }
+
+    /// Prepared statements by SQL text and parameter types (a null's type is inferred, an integer's is not, so the
+    /// same text can need two): each is parsed and planned once per connection.
+    private var statements: [StatementKey: String] = [:]
+    private var preparedCount = 0
+    /// More distinct statements than this (queries built from filters) and the cache starts over.
+    private static let statementCacheLimit = 256
+
+    private struct StatementKey: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+
+    /// The name of the prepared statement for `sql` with these parameter types, prepared now if needed.
+    private func prepared(_ sql: String, types: [Oid]) throws(StoreError) -> String {
+        let key = StatementKey(sql: sql, types: types)
+        if let name = statements[key] { return name }
+        if statements.count >= Self.statementCacheLimit {
+            // Names are never reused, so statements left on the server cannot collide; the server drops them with
+            // the connection.
+            statements.removeAll()
+            if let result = PQexec(handle, "DEALLOCATE ALL") { PQclear(result) }
+        }
+        preparedCount += 1
+        let name = "sesame_\(preparedCount)"
+        guard let result = PQprepare(handle, name, sql, Int32(types.count), types) else {
+            throw StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw error(from: result) }
+        statements[key] = name
+        return name
     }
 
     /// Decodes one text-format result value by its type OID.

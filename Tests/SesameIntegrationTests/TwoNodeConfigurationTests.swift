@@ -1,0 +1,58 @@
+import Foundation
+import SesameTestSupport
+import Testing
+
+/// The configuration cache on two nodes of one PostgreSQL database: what node A changes, node B serves within a second.
+@Suite("Configuration changes reach every node")
+struct TwoNodeConfigurationTests {
+    /// Polls `check` on node B until it holds, for at most a second after the change on node A returned.
+    static func withinASecond(_ what: String, _ check: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(1)
+        while true {
+            if try check() { return }
+            guard Date() < deadline else { throw IntegrationFailure("\(what): not seen on node B within a second") }
+            usleep(20_000)
+        }
+    }
+
+    @Test("a platform added and a relying party changed on node A, and a key revoked by the CLI, take effect on node B within a second")
+    func changesReachNodeB() throws {
+        let database = try PostgresCluster.shared.createDatabase()
+        let nodeA = try ServerProcess.start(database: database)
+        defer { nodeA.kill() }
+        let nodeB = try ServerProcess.start(database: database)
+        defer { nodeB.kill() }
+        let key = try #require(nodeA.adminKey)
+        let a = HTTPClient(port: nodeA.port, key: key), b = HTTPClient(port: nodeB.port, key: key)
+
+        // Node B reads the project (and so caches it) before each change.
+        let before = try b.get("/api/v1/project")
+        #expect(before.status == 200, "\(before)")
+        let originsBefore = before.json["origins"] as? [String] ?? []
+        #expect(!originsBefore.contains("https://shop.example.com"))
+
+        // A relying party and a platform changed on A.
+        #expect(try a.request("PUT", "/api/v1/project/relying-party", body: Array(#"{"id":"example.com","name":"Shop"}"#.utf8)).status == 200)
+        try Self.withinASecond("the relying party") { try b.get("/api/v1/project").json["relyingPartyId"] as? String == "example.com" }
+        #expect(try a.post("/api/v1/project/platforms", #"{"type":"web","hostname":"shop.example.com"}"#).status == 201)
+        try Self.withinASecond("the web platform") {
+            (try b.get("/api/v1/project").json["origins"] as? [String] ?? []).contains("https://shop.example.com")
+        }
+        // A ceremony on B runs under the new relying party at once.
+        let start = try b.request("POST", "/v1/account/tokens/passkey", headers: [
+            ("X-Appwrite-Project", "default"), ("X-Appwrite-Key", key), ("Origin", "https://shop.example.com"), ("Authorization", ""),
+        ], body: Array("{}".utf8))
+        #expect(start.status == 201, "\(start)")
+        #expect((start.json["publicKey"] as? [String: Any])?["rpId"] as? String == "example.com", "\(start)")
+
+        // A second key, used on B (cached there), then revoked from the CLI: B refuses it within a second.
+        let created = try SesameCLI.succeed(["apikey", "create", "--db", database, "--name", "temporary"])
+        let secret = try #require(created["secret"] as? String), keyID = try #require(created["id"] as? String)
+        let temporary = HTTPClient(port: nodeB.port, key: secret)
+        #expect(try temporary.get("/api/v1/project").status == 200)
+        // Revoked by the CLI: another process than either node.
+        try SesameCLI.succeed(["apikey", "revoke", "--db", database, keyID])
+        try Self.withinASecond("the revocation") { try temporary.get("/api/v1/project").status == 401 }
+        #expect(try b.get("/api/v1/project").status == 200, "the admin key still works")
+    }
+}
