@@ -37,11 +37,21 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         let (value, ticket) = try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> (T, UInt64?) in
-            try writer.run { connection throws(StoreError) -> (T, UInt64?) in
-                let before = connection.totalChanges
-                let value = try connection.runTransaction(body)
-                // A transaction that changed nothing has nothing to make durable.
-                return (value, connection.totalChanges == before ? nil : sync.noteCommit())
+            sync.noteWriter()
+            do throws(StoreError) {
+                return try writer.run { connection throws(StoreError) -> (T, UInt64?) in
+                    let before = connection.totalChanges
+                    let value = try connection.runTransaction(body)
+                    // A transaction that changed nothing has nothing to make durable.
+                    guard connection.totalChanges != before else {
+                        sync.noteEnd()
+                        return (value, nil)
+                    }
+                    return (value, sync.noteCommit())
+                }
+            } catch {
+                sync.noteEnd()
+                throw error
             }
         }
         if let ticket { try sync.waitUntilDurable(ticket) }
