@@ -132,3 +132,41 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
         #expect(try sesame.rateLimiter.hit("signin:1.2.3.4", limit: 3, window: 3600).allowed)
     }
 }
+
+/// The configuration cache inside one process: what a lookup after a change sees, and the once-a-minute key touch.
+@Suite struct ConfigurationCacheTests {
+    @Test("a platform, a relying party and a revoked key changed in the store are seen by the next lookup", arguments: Backend.allCases)
+    func nextLookupSeesChanges(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        let (key, secret) = try sesame.apiKeys.create(projectID: project.id, name: "server", scopes: [.usersWrite])
+        #expect(try sesame.apiKeys.authenticate(secret, requiring: .usersWrite).id == key.id)
+        #expect(try sesame.projects.get(project.id).platforms.isEmpty)
+        // Written beside the services (as another process would), so only the version tells the cache.
+        try sesame.store.platforms.add(PlatformRecord(id: "p1", projectID: project.id, kind: "web", name: "Web", hostname: "shop.example",
+                                                      createdAt: Date()))
+        #expect(try sesame.projects.get(project.id).platforms.map(\.id) == ["p1"])
+        try sesame.store.projects.setRelyingParty(projectID: project.id, rpID: "login.shop.example", rpName: "Shop", at: Date())
+        #expect(try sesame.projects.get(project.id).relyingPartyID == "login.shop.example")
+        _ = try sesame.store.apiKeys.revoke(projectID: project.id, id: key.id)
+        #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate(secret, requiring: .usersWrite) }
+    }
+
+    @Test("a key's last use is written on its first use, then at most once a minute", arguments: Backend.allCases)
+    func touchOncePerMinute(backend: Backend) throws {
+        let clock = ManualClock()
+        let sesame = try backend.makeSesame(clock: clock)
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        let (key, secret) = try sesame.apiKeys.create(projectID: project.id, name: "server", scopes: [.usersWrite])
+        func lastUsed() throws -> Date? { try sesame.apiKeys.list(projectID: project.id).first { $0.id == key.id }?.lastUsedAt }
+        let first = clock.now()
+        _ = try sesame.apiKeys.authenticate(secret, requiring: .usersWrite)
+        #expect(try lastUsed() == first)
+        clock.advance(by: 59)
+        _ = try sesame.apiKeys.authenticate(secret, requiring: .usersWrite)
+        #expect(try lastUsed() == first, "no write within the minute")
+        clock.advance(by: 1)
+        _ = try sesame.apiKeys.authenticate(secret, requiring: .usersWrite)
+        #expect(try lastUsed() == clock.now())
+    }
+}
