@@ -106,7 +106,7 @@ public struct MetadataEntry: Sendable {
 
     /// Parses one entry strictly: required members present with their types, identifiers well formed, every root
     /// certificate a base64 DER certificate and every status one MDS3 defines; unknown members are ignored.
-    /// - Parameter jsonEncoded: the entry's JSON object text.
+    /// - Parameter bytes: the entry's JSON object text.
     /// - Throws: `metadata_malformed`, or `metadata_unknown_status` for a status MDS3 does not define.
     public init(jsonEncoded bytes: [UInt8]) throws(WebAuthnError) {
         func malformed(_ detail: String) -> WebAuthnError { WebAuthnError(.metadataMalformed, "MDS3 §3.1.1: entry \(detail)") }
