@@ -87,6 +87,16 @@ struct MetadataBLOBTests {
         parts = text.split(separator: ".").map(String.init)
         parts[2] = String(other.split(separator: ".")[2])
         expectCode(.metadataInvalidSignature) { _ = try MDS.load(parts.joined(separator: ".")) }
+        // RS256: one flipped bit of the signature, and an ES256 signature under an RS256 header.
+        let rsa = MDS.service.blob(payload: TestMetadataService.payload(entries: []), algorithm: .rs256)
+        #expect(throws: Never.self) { _ = try MDS.load(rsa) }
+        var rsaParts = rsa.split(separator: ".").map(String.init)
+        var signature = try Base64URL.decode(rsaParts[2])
+        signature[17] ^= 0x01
+        rsaParts[2] = Base64URL.encode(signature)
+        expectCode(.metadataInvalidSignature) { _ = try MDS.load(rsaParts.joined(separator: ".")) }
+        rsaParts[2] = parts[2]
+        expectCode(.metadataInvalidSignature) { _ = try MDS.load(rsaParts.joined(separator: ".")) }
     }
 
     @Test("refuses an alg other than RS256 and ES256, including none")
@@ -181,8 +191,20 @@ struct MetadataBLOBTests {
         }
         let badKeyID = TestMetadataService.entry(keyIdentifiers: ["not-hex"], roots: [root])
         expectCode(.metadataMalformed) { _ = try MDS.load(MDS.blob(entries: [badKeyID])) }
-        // Two entries for one AAGUID are ambiguous.
+        // Two entries for one AAGUID, or for one key identifier, are ambiguous.
         expectCode(.metadataMalformed) { _ = try MDS.load(MDS.blob(entries: [good, good])) }
+        let keyID = String(repeating: "5a", count: 20)
+        expectCode(.metadataMalformed) {
+            _ = try MDS.load(MDS.blob(entries: [TestMetadataService.entry(keyIdentifiers: [keyID], roots: [root]),
+                                                TestMetadataService.entry(keyIdentifiers: [keyID.uppercased()], roots: [root])]))
+        }
+        // Required members of an entry.
+        for member in [#""statusReports":[{"status":"FIDO_CERTIFIED_L1","effectiveDate":"2025-06-01"}],"#,
+                       #","timeOfLastStatusChange":"2025-06-01""#] {
+            let broken = good.replacingOccurrences(of: member, with: "")
+            #expect(broken != good, "removal of \(member) did not apply")
+            expectCode(.metadataMalformed) { _ = try MDS.load(MDS.blob(entries: [broken])) }
+        }
     }
 
     @Test("refuses a status MDS3 does not define, and reads every one it does")
