@@ -17,7 +17,7 @@ enum InlineBench {
         for backend in ["sqlite", "postgres"] {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-inline-bench-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
-            let database = backend == "sqlite" ? "sqlite:\(folder.path)/sesame.db" : try! PostgresCluster.shared.createDatabase()
+            let database = backend == "sqlite" ? "sqlite:\(folder.path)/sesame.db" : try! PostgresCluster.durable.createDatabase()
             let receiver = try! WebhookReceiver(secrets: [])
             defer { receiver.stop() }
 

@@ -27,6 +27,11 @@ public enum AppwriteAPI {
         return response
     }
 
+    /// A JSON answer written by hand (the models of a ceremony's hot path), with Appwrite's content type.
+    static func json(_ value: some JSONWritable, status: Int) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": jsonContentType], body: value.jsonBytes)
+    }
+
     /// Runs a domain call, answering its error in this face's terms.
     static func call<T>(notFound: AppwriteErrorType = .generalRouteNotFound, conflict: AppwriteErrorType = .generalArgumentInvalid,
                         _ body: () throws(SesameError) -> T) throws(HTTPError) -> T {

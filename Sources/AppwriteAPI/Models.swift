@@ -119,14 +119,20 @@ struct PasskeyListModel: Encodable {
     let passkeys: [PasskeyModel]
 }
 
-/// The PasskeyChallenge model (spec §2.3): `publicKey` holds the WebAuthn options in their JSON form.
-struct PasskeyChallengeModel<Options: Encodable>: Encodable {
+/// The PasskeyChallenge model (spec §2.3): `publicKey` holds the WebAuthn options in their JSON form. Written by
+/// hand (a ceremony's hot path), members in name order.
+struct PasskeyChallengeModel<Options: JSONWritable>: JSONWritable {
     let id, createdAt, passkeyId, expire: String
     let publicKey: Options
 
-    enum CodingKeys: String, CodingKey {
-        case id = "$id", createdAt = "$createdAt"
-        case passkeyId, expire, publicKey
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("$createdAt", createdAt)
+            object.member("$id", id)
+            object.member("expire", expire)
+            object.member("passkeyId", passkeyId)
+            object.member("publicKey", publicKey)
+        }
     }
 }
 
@@ -140,13 +146,20 @@ struct TokenModel: Encodable {
     }
 }
 
-/// The TokenSecret model (spec §2.4): `secret` always filled, `phrase` always empty.
-struct TokenSecretModel: Encodable {
+/// The TokenSecret model (spec §2.4): `secret` always filled, `phrase` always empty. Written by hand (a ceremony's hot
+/// path), members in name order.
+struct TokenSecretModel: JSONWritable {
     let id, createdAt, userId, secret, expire, phrase: String
 
-    enum CodingKeys: String, CodingKey {
-        case id = "$id", createdAt = "$createdAt"
-        case userId, secret, expire, phrase
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("$createdAt", createdAt)
+            object.member("$id", id)
+            object.member("expire", expire)
+            object.member("phrase", phrase)
+            object.member("secret", secret)
+            object.member("userId", userId)
+        }
     }
 
     init(_ token: SignInToken) {

@@ -87,6 +87,15 @@ public struct SessionService: Sendable {
                        mfaUpdatedAt: Date? = nil, client: ClientInfo) throws(SesameError) -> (session: Session, secret: String) {
         let user = try UserService(store: store, clock: clock).get(projectID: projectID, id: userID)
         guard user.isActive else { throw SesameError(.blocked, "user is blocked") }
+        let (record, secret) = newSession(projectID: projectID, userID: userID, provider: provider, factors: factors, lifetime: lifetime,
+                                          mfaUpdatedAt: mfaUpdatedAt, client: client)
+        try StoreErrors.map { () throws(StoreError) in try store.sessions.create(record) }
+        return (Session(record: record), secret)
+    }
+
+    /// A new session's record and its secret (stored only as a hash).
+    private func newSession(projectID: String, userID: String, provider: String, factors: [String], lifetime: TimeInterval? = nil,
+                            mfaUpdatedAt: Date? = nil, client: ClientInfo) -> (SessionRecord, String) {
         let now = clock.now()
         let secret = Identifiers.secret(prefix: Self.secretPrefix)
         let record = SessionRecord(
@@ -94,8 +103,7 @@ public struct SessionService: Sendable {
             factors: factors, ip: String(client.ip.prefix(64)), userAgent: String(client.userAgent.prefix(256)), createdAt: now,
             updatedAt: now, expiresAt: now.addingTimeInterval(lifetime ?? Self.defaultLifetime), mfaUpdatedAt: mfaUpdatedAt
         )
-        try StoreErrors.map { () throws(StoreError) in try store.sessions.create(record) }
-        return (Session(record: record), secret)
+        return (record, secret)
     }
 
     /// Token exchanges allowed per IP address and user per hour for guests (short server-made tokens can be guessed).
@@ -160,13 +168,33 @@ public struct SessionService: Sendable {
         let now = clock.now()
         guard secret.utf8.count <= 256 else { throw SesameError(.expired, "the token is unknown, used or expired") }
         let hash = try secrets.tokenHash(secret)
-        let token = try StoreErrors.map { () throws(StoreError) in
-            try store.tokens.consume(projectID: projectID, secretHash: hash, now: now)
+        // One write transaction: the token is taken back (used up whatever follows) and the session stored together.
+        let exchange = try StoreErrors.map { () throws(StoreError) -> TokenExchange in
+            try store.transaction { transaction throws(StoreError) -> TokenExchange in
+                guard let token = try transaction.tokens.consume(projectID: projectID, secretHash: hash, now: now), token.userID == userID,
+                      let user = try transaction.users.get(projectID: projectID, id: userID)
+                else { return .unknownToken }
+                guard user.status == UserRecord.active else { return .blocked }
+                let passkey = token.kind == "passkey"
+                let (record, sessionSecret) = newSession(projectID: projectID, userID: userID, provider: passkey ? "passkey" : "token",
+                                                         factors: [passkey ? "passkey" : "token"], mfaUpdatedAt: passkey ? now : nil,
+                                                         client: client)
+                try transaction.sessions.create(record)
+                return .created(record, sessionSecret)
+            }
         }
-        guard let token, token.userID == userID else { throw SesameError(.expired, "the token is unknown, used or expired") }
-        let passkey = token.kind == "passkey"
-        return try create(projectID: projectID, userID: userID, provider: passkey ? "passkey" : "token",
-                          factors: [passkey ? "passkey" : "token"], mfaUpdatedAt: passkey ? now : nil, client: client)
+        switch exchange {
+        case .created(let record, let sessionSecret): return (Session(record: record), sessionSecret)
+        case .unknownToken: throw SesameError(.expired, "the token is unknown, used or expired")
+        case .blocked: throw SesameError(.blocked, "user is blocked")
+        }
+    }
+
+    /// How a token exchange's transaction ended.
+    private enum TokenExchange {
+        case created(SessionRecord, String)
+        case unknownToken
+        case blocked
     }
 
     /// The live session whose secret is `secret`, with its user; `nil` for an unknown, expired or malformed secret,

@@ -1,6 +1,18 @@
 import Foundation
 import Synchronization
 
+/// What an acknowledged write survives.
+public enum Durability: String, Sendable, CaseIterable {
+    /// SIGKILL, an operating-system crash and power loss: a write is acknowledged once it is on stable storage (the
+    /// default).
+    case full
+    /// SIGKILL of Sesame (the write is in the database's log, or with the PostgreSQL server), but not an operating
+    /// system crash or power loss, which may lose the last moments of writes, never the database's consistency:
+    /// SQLite acknowledges before the log is flushed, PostgreSQL runs with `synchronous_commit = off` (`on` for
+    /// ``full``, whatever the server's default).
+    case process
+}
+
 /// The storage entry point: a migrated database and the repositories over it.
 ///
 /// Repositories are written once in portable SQL, so SQLite and PostgreSQL behave the same. Every call blocks the
@@ -21,7 +33,8 @@ public final class Store: Repositories, Sendable {
     /// - Parameter url: for example `sqlite:/var/lib/sesame/sesame.db` or `postgres://sesame@/sesame?host=/run/pg`.
     /// - Throws: ``StoreError/Code/invalidData`` for an unsupported URL, ``StoreError/Code/unavailable`` when the
     ///   database cannot be opened, ``StoreError/Code/migrationFailed`` when migrating fails.
-    public static func open(_ url: String) throws(StoreError) -> Store {
+    /// - Parameter durability: what an acknowledged write survives (``Durability/full`` unless told).
+    public static func open(_ url: String, durability: Durability = .full) throws(StoreError) -> Store {
         if url.hasPrefix("sqlite:") {
             var path = String(url.dropFirst("sqlite:".count))
             if path.hasPrefix("//") { path.removeFirst(2) }  // sqlite:///abs/path
@@ -32,10 +45,10 @@ public final class Store: Repositories, Sendable {
             } catch {
                 throw StoreError(.unavailable, "cannot create the database folder")
             }
-            return try Store(database: SQLiteDatabase(path: path))
+            return try Store(database: SQLiteDatabase(path: path, durability: durability))
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            return try Store(database: PostgresDatabase(url: url))
+            return try Store(database: PostgresDatabase(url: url, durability: durability))
         }
         // The URL is not echoed: it may carry a password.
         throw StoreError(.invalidData, "unsupported store URL: expected sqlite:PATH or postgres://...")

@@ -13,8 +13,10 @@ import Foundation
 public final class PostgresCluster: @unchecked Sendable {
     // @unchecked Sendable: all mutable state (`state`, `databaseCounter`) is read and written only under `lock`.
 
-    /// The cluster shared by every test of this process.
-    public static let shared = PostgresCluster()
+    /// The cluster shared by every test of this process: fsync off, since a test never outlives its machine.
+    public static let shared = PostgresCluster(durable: false)
+    /// A cluster at PostgreSQL's default durability (fsync, full-page writes), for benchmarks of durable commits.
+    public static let durable = PostgresCluster(durable: true)
 
     /// The command that installs the server on Debian.
     public static let installCommand = "apt-get update && apt-get install -y postgresql"
@@ -44,7 +46,12 @@ public final class PostgresCluster: @unchecked Sendable {
     /// The role that owns the cluster and every database.
     public let user = "sesame"
 
-    private init() {}
+    /// Whether the cluster keeps PostgreSQL's durable defaults.
+    private let durable: Bool
+
+    private init(durable: Bool) {
+        self.durable = durable
+    }
 
     /// Creates a new empty database and returns its libpq URL (`postgres://sesame@/NAME?host=FOLDER&port=PORT`).
     /// - Throws: ``Failure`` when the cluster cannot start (for example, missing binaries) or `createdb` fails.
@@ -96,7 +103,10 @@ public final class PostgresCluster: @unchecked Sendable {
         do {
             let running = try start()
             state = .running(running)
-            atexit { PostgresCluster.shared.stop() }
+            atexit {
+                PostgresCluster.shared.stop()
+                PostgresCluster.durable.stop()
+            }
             return running
         } catch {
             let message = "\(error)"
@@ -130,10 +140,9 @@ public final class PostgresCluster: @unchecked Sendable {
             )
             // With no TCP listener the port only names the socket file inside the private folder, so any port is free.
             let port = Int.random(in: 20_000...60_000)
-            let options = [
-                "-k \(folder.path)", "-p \(port)", "-c listen_addresses=''", "-c fsync=off",
-                "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300",
-            ].joined(separator: " ")
+            let relaxed = durable ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+            let options = (["-k \(folder.path)", "-p \(port)", "-c listen_addresses=''", "-c max_connections=300"] + relaxed)
+                .joined(separator: " ")
             try Self.run(
                 binaries.appendingPathComponent("pg_ctl"),
                 ["-D", data, "-o", options, "-l", folder.appendingPathComponent("log").path, "-w", "start"],

@@ -13,11 +13,15 @@ enum ServeCommand {
                             [--max-body BYTES] [--connection-timeout SECONDS] [--log json|off]
                             [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
                             [--webhooks on|off] [--max-connections N] [--max-connections-per-ip N]
-                            [--header-timeout SECONDS] [--master-key-file PATH]
+                            [--header-timeout SECONDS] [--master-key-file PATH] [--durability full|process]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
           SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
           SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS, SESAME_MAX_CONNECTIONS,
-          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT. Flags win.
+          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT, SESAME_DURABILITY. Flags win.
+          --durability full (the default) acknowledges a write once it is on stable storage: it survives SIGKILL,
+          an OS crash and power loss. process acknowledges it once it is in the database's log: it survives SIGKILL
+          of Sesame, but an OS crash or power loss may lose the last moments of writes (SQLite does not wait for the
+          log's flush; PostgreSQL runs with synchronous_commit = off).
           --max-connections (default 1024) bounds open connections; --max-connections-per-ip (default 128, 0 for
           none) those from one address: behind a reverse proxy, which connects from one address, set 0 and limit
           clients at the proxy. --header-timeout (default 10, 0 for none) closes a connection whose request line and
@@ -81,9 +85,13 @@ enum ServeCommand {
             }
             let webhooks = try setting("--webhooks", "SESAME_WEBHOOKS") ?? "on"
             guard webhooks == "on" || webhooks == "off" else { throw Arguments.UsageError(message: "--webhooks must be on or off") }
+            let durabilityText = try setting("--durability", "SESAME_DURABILITY") ?? Durability.full.rawValue
+            guard let durability = Durability(rawValue: durabilityText) else {
+                throw Arguments.UsageError(message: "--durability must be full or process")
+            }
             let masterKeys = try MasterKeySettings(&args, environment: environment)
             try args.finish()
-            return serve(database: database, masterKeys: masterKeys, configuration: configuration, inline: inline,
+            return serve(database: database, durability: durability, masterKeys: masterKeys, configuration: configuration, inline: inline,
                          deliversWebhooks: webhooks == "on", log: logMode == "json" ? RequestLog() : nil)
         } catch let error as Arguments.UsageError {
             return fail("\(error.message)\n\(usage)", status: 2)
@@ -92,11 +100,11 @@ enum ServeCommand {
         }
     }
 
-    private static func serve(database: String, masterKeys: MasterKeySettings, configuration: HTTPServer.Configuration,
+    private static func serve(database: String, durability: Durability, masterKeys: MasterKeySettings, configuration: HTTPServer.Configuration,
                               inline: InlineConfiguration, deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
         let sesame: Sesame
         do {
-            sesame = try masterKeys.openForServing(database: database, store: try Store.open(database), inline: inline)
+            sesame = try masterKeys.openForServing(database: database, store: try Store.open(database, durability: durability), inline: inline)
             try Bootstrap.ensureDefaultProject(sesame)
         } catch let error as MasterKeySettings.Failure {
             return fail(error.message, status: 1)
@@ -111,6 +119,9 @@ enum ServeCommand {
             return fail("cannot listen on \(configuration.host):\(configuration.port): \(error)", status: 1)
         }
         print("sesame: listening on http://\(configuration.host):\(server.boundPort)")
+        if durability == .process {
+            print("sesame: --durability process: an acknowledged write survives a crash of sesame, not an OS crash or power loss")
+        }
         fflush(nil)
         // Expired challenges, sessions, tokens and rate-limit windows go once a minute, on every node.
         let sweeps = DispatchQueue(label: "sesame.housekeeping", qos: .utility)

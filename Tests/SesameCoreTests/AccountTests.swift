@@ -69,6 +69,36 @@ import WebAuthn
         }
     }
 
+    @Test("a token exchange uses the token up in the same transaction as the session: once, for its user, not for a blocked one",
+          arguments: Backend.allCases)
+    func tokenExchange(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        _ = try sesame.users.create(projectID: project.id, id: "alice", email: nil, password: nil, name: nil)
+        _ = try sesame.users.create(projectID: project.id, id: "bob", email: nil, password: nil, name: nil)
+        let client = ClientInfo(ip: "127.0.0.1", userAgent: "tests")
+        func mint() throws -> String { try sesame.sessions.createToken(projectID: project.id, userID: "alice", length: nil, lifetime: nil).secret }
+        func exchange(_ secret: String, as user: String = "alice") throws -> Session {
+            try sesame.sessions.createFromToken(projectID: project.id, userID: user, secret: secret, client: client).session
+        }
+        let secret = try mint()
+        let session = try exchange(secret)
+        #expect(session.userID == "alice" && session.provider == "token")
+        #expect(try sesame.sessions.list(projectID: project.id, userID: "alice").map(\.id) == [session.id])
+        #expect(throws: SesameError.code(.expired)) { try exchange(secret) }
+        // Another user's name burns the token all the same.
+        let misnamed = try mint()
+        #expect(throws: SesameError.code(.expired)) { try exchange(misnamed, as: "bob") }
+        #expect(throws: SesameError.code(.expired)) { try exchange(misnamed) }
+        // A blocked user gets no session, and the token is gone when they are unblocked.
+        let blockedSecret = try mint()
+        _ = try sesame.users.setStatus(projectID: project.id, id: "alice", active: false)
+        #expect(throws: SesameError.code(.blocked)) { try exchange(blockedSecret) }
+        _ = try sesame.users.setStatus(projectID: project.id, id: "alice", active: true)
+        #expect(throws: SesameError.code(.expired)) { try exchange(blockedSecret) }
+        #expect(try sesame.sessions.list(projectID: project.id, userID: "alice").count == 1)
+    }
+
     @Test("sessions: sign in, authenticate by secret, list, delete, expiry, recency", arguments: Backend.allCases)
     func sessions(backend: Backend) throws {
         let clock = ManualClock()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebAuthn
 @testable import SesameCore
 
 /// The one WebAuthn options encoder both faces use: the JSON types, with timeout and user verification from the engine.
@@ -7,8 +8,8 @@ import Testing
     static let credential = CredentialDescriptor(id: [1, 2, 3], transports: ["internal", "hybrid"])
     static let bare = CredentialDescriptor(id: [4, 5], transports: [])
 
-    func object(_ value: some Encodable) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any])
+    func object(_ value: some JSONWritable) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(value.jsonBytes)) as? [String: Any])
     }
 
     @Test("request options: keys, base64url values, transports only when stored, timeout and UV by binding")
@@ -45,5 +46,13 @@ import Testing
         #expect((object["user"] as? [String: Any])?["id"] as? String == "CQk")
         #expect((object["pubKeyCredParams"] as? [[String: Any]])?.map { $0["alg"] as? Int } == [-7, -257])
         #expect((object["excludeCredentials"] as? [[String: Any]])?.first?["transports"] == nil)
+        #expect((object["rp"] as? [String: String]) == ["id": "shop.example", "name": "Shop"])
+        #expect((object["extensions"] as? [String: Bool]) == ["credProps": true] && (object["hints"] as? [String]) == [])
+    }
+
+    @Test("the options are compact JSON with members in name order")
+    func bytes() {
+        let options = RequestOptionsJSON(rpID: "id.example", challenge: [0xFB, 0xFF], allowCredentials: [Self.credential, Self.bare], kind: .signIn)
+        #expect(String(decoding: options.jsonBytes, as: UTF8.self) == #"{"allowCredentials":[{"id":"AQID","transports":["internal","hybrid"],"type":"public-key"},{"id":"BAU","type":"public-key"}],"challenge":"-_8","rpId":"id.example","timeout":300000,"userVerification":"required"}"#)
     }
 }

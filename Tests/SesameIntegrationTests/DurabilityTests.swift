@@ -28,12 +28,13 @@ struct DurabilityTests {
         case platform(id: String, hostname: String)
     }
 
-    @Test("every write answered 201 before a SIGKILL mid-burst is in the database afterwards", arguments: Backend.allCases)
-    func sigkillMidBurst(backend: Backend) throws {
+    @Test("every write answered 201 before a SIGKILL mid-burst is in the database afterwards, at either durability",
+          arguments: Backend.allCases, Durability.allCases)
+    func sigkillMidBurst(backend: Backend, durability: Durability) throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let database = try backend.makeDatabase(in: folder)
-        let server = try ServerProcess.start(database: database)
+        let server = try ServerProcess.start(database: database, extra: ["--durability", durability.rawValue])
         defer { server.kill() }
         let key = try #require(server.adminKey)
         let client = HTTPClient(port: server.port, key: key)

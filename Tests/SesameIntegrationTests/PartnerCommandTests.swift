@@ -104,13 +104,14 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("--activate-in"))
     }
 
-    @Test("serve refuses bad inline-verification settings with exit 2 before it starts")
+    @Test("serve refuses bad inline-verification and durability settings with exit 2 before it starts")
     func serveSettings() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let base = ["serve", "--db", "sqlite:\(folder.path)/sesame.db", "--listen", "127.0.0.1:0"]
         for (flags, text) in [(["--webhooks", "maybe"], "--webhooks"), (["--public-url", "ftp://api.example"], "URL"),
-                              (["--app-url", "https://app.example/?q=1"], "URL"), (["--inline-ip-limit", "0"], "--inline-ip-limit")] {
+                              (["--app-url", "https://app.example/?q=1"], "URL"), (["--inline-ip-limit", "0"], "--inline-ip-limit"),
+                              (["--durability", "sometimes"], "--durability must be full or process")] {
             let outcome = try SesameCLI.run(base + flags)
             #expect(outcome.status == 2 && outcome.stderr.contains(text) && !outcome.stdout.contains("listening"), "\(flags): \(outcome.stderr)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SesameTestSupport
 import Testing
 @testable import SesameStore
 
@@ -78,6 +79,27 @@ import Testing
         #expect(database.sync.flushCount == before)
         try database.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
         #expect(database.sync.flushCount == before + 1)
+    }
+
+    @Test("with process durability a commit waits for no flush; with full, for one")
+    func processDurability() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-durability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let relaxed = try SQLiteDatabase(path: folder.appendingPathComponent("test.db").path, durability: .process)
+        try relaxed.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, note TEXT NOT NULL)", [])
+        try relaxed.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
+        #expect(relaxed.sync.flushCount == 0)
+        #expect(try Self.storedIDs(relaxed) == [1])
+        let strict = try SQLiteDatabase(path: folder.appendingPathComponent("test.db").path, durability: .full)
+        try strict.execute("INSERT INTO rows (id, note) VALUES (2, 'two')", [])
+        #expect(strict.sync.flushCount == 1)
+    }
+
+    @Test("PostgreSQL connections run with synchronous_commit off only at process durability", arguments: Durability.allCases)
+    func postgresDurability(durability: Durability) throws {
+        let database = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), durability: durability)
+        let setting = try database.query("SHOW synchronous_commit", []).first?.text("synchronous_commit")
+        #expect(setting == (durability == .process ? "off" : "on"))
     }
 
     @Test("a statement that fails inside a transaction fails its later statements and rolls the whole transaction back")

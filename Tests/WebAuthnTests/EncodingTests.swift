@@ -86,3 +86,40 @@ import Testing
         #expect(JSONObjectMembers([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]) == nil)
     }
 }
+
+/// The hand-written JSON of the hot path's wire types.
+@Suite struct JSONWriterTests {
+    struct Pair: JSONWritable {
+        let name: String
+        func write(to writer: inout JSONWriter) {
+            writer.object { $0.member("name", name) }
+        }
+    }
+
+    @Test("objects and arrays nest with commas only between members and elements")
+    func nesting() {
+        var writer = JSONWriter()
+        writer.object { object in
+            object.member("a", 1)
+            object.member("b", [Pair(name: "x"), Pair(name: "y")])
+            object.member("c", strings: [])
+            object.key("d")
+            object.array { array in
+                array.integer(-5)
+                array.bool(false)
+                array.object { _ in }
+            }
+            object.member("e", true)
+        }
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":1,"b":[{"name":"x"},{"name":"y"}],"c":[],"d":[-5,false,{}],"e":true}"#)
+    }
+
+    @Test("strings escape quotes, backslashes and control characters, and read back as written")
+    func escaping() throws {
+        let text = "q\"b\\s/n\nr\rt\tnul\u{0}bell\u{7}é😀"
+        var writer = JSONWriter()
+        writer.object { $0.member("text", text) }
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"text":"q\"b\\s/n\nr\rt\tnul\u0000bell\u0007é😀"}"#)
+        #expect(JSONObjectMembers(writer.bytes)?.string("text") == text)
+    }
+}

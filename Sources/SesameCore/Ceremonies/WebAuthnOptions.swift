@@ -2,7 +2,7 @@ import Foundation
 import WebAuthn
 
 /// `PublicKeyCredentialDescriptorJSON`: a credential the authenticator may use (or must not register again).
-public struct CredentialDescriptorJSON: Encodable, Sendable, Hashable {
+public struct CredentialDescriptorJSON: JSONWritable, Sendable, Hashable {
     public let type = "public-key"
     /// The credential ID, base64url without padding.
     public let id: String
@@ -14,36 +14,35 @@ public struct CredentialDescriptorJSON: Encodable, Sendable, Hashable {
         transports = descriptor.transports
     }
 
-    enum CodingKeys: String, CodingKey { case type, id, transports }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(id, forKey: .id)
-        if !transports.isEmpty { try container.encode(transports, forKey: .transports) }
+    public func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("id", id)
+            if !transports.isEmpty { object.member("transports", strings: transports) }
+            object.member("type", type)
+        }
     }
 }
 
 /// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn L3 §5.1.3 JSON form) of a registration: a discoverable
 /// credential, no attestation, user verification and timeout as the ceremony engine sets them.
-public struct CreationOptionsJSON: Encodable, Sendable, Hashable {
+public struct CreationOptionsJSON: JSONWritable, Sendable, Hashable {
     /// `PublicKeyCredentialRpEntity`: the relying party ID and name.
-    public struct RelyingParty: Encodable, Sendable, Hashable { public let id, name: String }
+    public struct RelyingParty: Sendable, Hashable { public let id, name: String }
     /// `PublicKeyCredentialUserEntityJSON`: the base64url user handle, name and display name.
-    public struct UserEntity: Encodable, Sendable, Hashable { public let id, name, displayName: String }
+    public struct UserEntity: Sendable, Hashable { public let id, name, displayName: String }
     /// `PublicKeyCredentialParameters`: one offered COSE algorithm.
-    public struct Parameter: Encodable, Sendable, Hashable {
+    public struct Parameter: Sendable, Hashable {
         public let type = "public-key"
         public let alg: Int
     }
     /// `AuthenticatorSelectionCriteria`: a discoverable credential, with the engine's user verification.
-    public struct Selection: Encodable, Sendable, Hashable {
+    public struct Selection: Sendable, Hashable {
         public let residentKey = "required"
         public let requireResidentKey = true
         public let userVerification: String
     }
     /// The extensions asked for: `credProps`.
-    public struct Extensions: Encodable, Sendable, Hashable { public let credProps = true }
+    public struct Extensions: Sendable, Hashable { public let credProps = true }
 
     public let rp: RelyingParty
     public let user: UserEntity
@@ -57,11 +56,53 @@ public struct CreationOptionsJSON: Encodable, Sendable, Hashable {
     public let attestation = "none"
     public let hints: [String] = []
     public let extensions = Extensions()
+
+    /// Members in name order, as Foundation's sorted encoder wrote them.
+    public func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("attestation", attestation)
+            object.key("authenticatorSelection")
+            object.object { selection in
+                selection.member("requireResidentKey", authenticatorSelection.requireResidentKey)
+                selection.member("residentKey", authenticatorSelection.residentKey)
+                selection.member("userVerification", authenticatorSelection.userVerification)
+            }
+            object.member("challenge", challenge)
+            object.member("excludeCredentials", excludeCredentials)
+            object.key("extensions")
+            object.object { extensions in extensions.member("credProps", self.extensions.credProps) }
+            object.member("hints", strings: hints)
+            object.key("pubKeyCredParams")
+            object.array { parameters in
+                for parameter in pubKeyCredParams {
+                    parameters.object { entry in
+                        entry.member("alg", parameter.alg)
+                        entry.member("type", parameter.type)
+                    }
+                }
+            }
+            object.key("rp")
+            object.object { rp in
+                rp.member("id", self.rp.id)
+                rp.member("name", self.rp.name)
+            }
+            object.member("timeout", timeout)
+            object.key("user")
+            object.object { user in
+                user.member("displayName", self.user.displayName)
+                user.member("id", self.user.id)
+                user.member("name", self.user.name)
+            }
+        }
+    }
+
+    /// The options as a JSON object, for faces that build their answers from dictionaries.
+    public var jsonObject: [String: Any] { WebAuthnOptionsEncoding.object(self) }
 }
 
 /// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn L3 §5.1.4 JSON form) of an authentication; an empty
 /// `allowCredentials` lets any discoverable credential of the relying party answer.
-public struct RequestOptionsJSON: Encodable, Sendable, Hashable {
+public struct RequestOptionsJSON: JSONWritable, Sendable, Hashable {
     /// The challenge, base64url without padding.
     public let challenge: String
     /// Milliseconds.
@@ -77,6 +118,17 @@ public struct RequestOptionsJSON: Encodable, Sendable, Hashable {
         rpId = rpID
         self.allowCredentials = allowCredentials.map(CredentialDescriptorJSON.init)
         userVerification = kind.userVerification.requested
+    }
+
+    /// Members in name order, as Foundation's sorted encoder wrote them.
+    public func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("allowCredentials", allowCredentials)
+            object.member("challenge", challenge)
+            object.member("rpId", rpId)
+            object.member("timeout", timeout)
+            object.member("userVerification", userVerification)
+        }
     }
 
     /// The options as a JSON object, for faces that build their answers from dictionaries.
@@ -158,8 +210,8 @@ extension HandOffOptions {
 
 enum WebAuthnOptionsEncoding {
     /// `value` as a JSON object; the options are built by the server from strings, numbers and arrays.
-    static func object(_ value: some Encodable) -> [String: Any] {
-        guard let data = try? JSONEncoder().encode(value), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+    static func object(_ value: some JSONWritable) -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(value.jsonBytes)) as? [String: Any] else {
             preconditionFailure("WebAuthn options of strings, numbers and arrays always encode as an object")
         }
         return object

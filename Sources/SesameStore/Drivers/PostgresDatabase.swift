@@ -3,8 +3,9 @@ import Foundation
 
 /// A PostgreSQL database reached through a pool of libpq connections (default 8).
 ///
-/// Every statement goes through `PQexecParams` with bound parameters (text format; byte strings in binary format as
-/// `bytea`), never by splicing values into SQL. Transactions run at read committed; code that needs a
+/// Every statement is prepared once per connection and run with bound parameters (text format; byte strings in binary
+/// format as `bytea`), never by splicing values into SQL. Connections run with `synchronous_commit = on`, or `off` with
+/// ``Durability/process``, whatever the server's default. Transactions run at read committed; code that needs a
 /// check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization failures and
 /// deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next use; a
 /// caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
@@ -19,14 +20,20 @@ public final class PostgresDatabase: SQLDatabase {
     ///   - url: a `postgres://` or `postgresql://` URI; `connect_timeout` defaults to 10 s.
     ///   - poolSize: the most connections open at once.
     ///   - acquireTimeout: seconds a caller waits for a free connection.
+    ///   - durability: what an acknowledged write survives.
     /// - Throws: ``StoreError/Code/unavailable`` when the server cannot be reached or refuses the login.
-    public init(url: String, poolSize: Int = 8, acquireTimeout: Double = 10) throws(StoreError) {
+    public init(url: String, poolSize: Int = 8, acquireTimeout: Double = 10, durability: Durability = .full) throws(StoreError) {
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
             throw StoreError(.invalidData, "PostgreSQL URL must start with postgres:// or postgresql://")
         }
         pool = ConnectionPool(
             size: max(1, poolSize), acquireTimeout: acquireTimeout,
-            open: { () throws(StoreError) -> PostgresConnection in try PostgresConnection(url: url) },
+            open: { () throws(StoreError) -> PostgresConnection in
+                let connection = try PostgresConnection(url: url)
+                // Sesame's promise, whatever the server's default.
+                try connection.run(durability == .process ? "SET synchronous_commit = off" : "SET synchronous_commit = on", [])
+                return connection
+            },
             isReusable: { $0.isReusable }
         )
         try pool.withConnection { _ throws(StoreError) in }

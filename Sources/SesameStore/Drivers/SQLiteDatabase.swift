@@ -17,6 +17,8 @@ public final class SQLiteDatabase: SQLDatabase {
     private let readers: ConnectionPool<SQLiteConnection>
     private let writer: Writer
     let sync: WALSync
+    /// What an acknowledged write survives: with ``Durability/process`` a commit does not wait for the log's flush.
+    public let durability: Durability
     private static let attempts = 4
 
     /// Opens (creating if needed) the database file at `path`; the first connection is opened now to report errors.
@@ -24,11 +26,13 @@ public final class SQLiteDatabase: SQLDatabase {
     ///   - path: the file path; its folder must exist.
     ///   - poolSize: the most reader connections open at once.
     ///   - acquireTimeout: seconds a caller waits for a free reader before ``StoreError/Code/unavailable``.
+    ///   - durability: what an acknowledged write survives.
     /// - Throws: ``StoreError/Code/unavailable`` when the file cannot be opened.
-    public init(path: String, poolSize: Int = 4, acquireTimeout: Double = 10) throws(StoreError) {
+    public init(path: String, poolSize: Int = 4, acquireTimeout: Double = 10, durability: Durability = .full) throws(StoreError) {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw StoreError(.invalidData, "SQLite needs a file path")
         }
+        self.durability = durability
         let open: @Sendable () throws(StoreError) -> SQLiteConnection = { () throws(StoreError) in try SQLiteConnection(path: path) }
         readers = ConnectionPool(size: max(1, poolSize), acquireTimeout: acquireTimeout, open: open, isReusable: { $0.isReusable })
         writer = Writer(try SQLiteConnection(path: path, synchronous: "NORMAL"))
@@ -37,14 +41,24 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         let (value, ticket) = try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> (T, UInt64?) in
-            try writer.run { connection throws(StoreError) -> (T, UInt64?) in
-                let before = connection.totalChanges
-                let value = try connection.runTransaction(body)
-                // A transaction that changed nothing has nothing to make durable.
-                return (value, connection.totalChanges == before ? nil : sync.noteCommit())
+            sync.noteWriter()
+            do throws(StoreError) {
+                return try writer.run { connection throws(StoreError) -> (T, UInt64?) in
+                    let before = connection.totalChanges
+                    let value = try connection.runTransaction(body)
+                    // A transaction that changed nothing has nothing to make durable.
+                    guard connection.totalChanges != before else {
+                        sync.noteEnd()
+                        return (value, nil)
+                    }
+                    return (value, sync.noteCommit())
+                }
+            } catch {
+                sync.noteEnd()
+                throw error
             }
         }
-        if let ticket { try sync.waitUntilDurable(ticket) }
+        if let ticket, durability == .full { try sync.waitUntilDurable(ticket) }
         return value
     }
 

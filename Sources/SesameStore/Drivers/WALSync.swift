@@ -7,7 +7,10 @@ import Foundation
 /// (the log is flushed before the caller hears back), at one fsync per group of concurrent commits, not per request,
 /// and a flush never holds up the next commit.
 ///
-/// The log is flushed through a connection of its own, used for nothing else, so its file handle is never shared.
+/// A flush waits, at most ``gatheringDelay``, while other writers are between starting and committing (as PostgreSQL's
+/// `commit_delay` with `commit_siblings`), so that a burst of concurrent writes shares one flush; alone, a writer
+/// flushes at once. The log is flushed through a connection of its own, used for nothing else, so its file handle is
+/// never shared.
 final class WALSync: @unchecked Sendable {
     // The invariant that makes this `@unchecked Sendable`: `condition` guards the counters and `flushing`; only the
     // thread that set `flushing` uses `connection`, until it clears it.
@@ -20,6 +23,11 @@ final class WALSync: @unchecked Sendable {
     private var durable: UInt64 = 0
     private var flushing = false
     private var flushes = 0
+    /// Writers that started a transaction and have not committed or failed yet.
+    private var writing = 0
+
+    /// How long a flush waits at most for writers in flight to commit and join it.
+    static let gatheringDelay: TimeInterval = 0.000_5
 
     /// - Parameter connection: a connection of the database, in WAL mode, used only here.
     init(connection: SQLiteConnection) throws(StoreError) {
@@ -28,12 +36,29 @@ final class WALSync: @unchecked Sendable {
         _ = try connection.query("SELECT count(*) AS n FROM sqlite_master", [])
     }
 
+    /// Notes a writer that is about to wait for the writer connection; ``noteCommit()`` or ``noteEnd()`` follows.
+    func noteWriter() {
+        condition.lock()
+        writing += 1
+        condition.unlock()
+    }
+
+    /// Notes a writer's transaction that ended without a commit to flush (it failed or changed nothing).
+    func noteEnd() {
+        condition.lock()
+        writing -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
     /// Notes a commit that just returned; call it on the writer, so tickets follow commit order.
     /// - Returns: the commit's ticket, for ``waitUntilDurable(_:)``.
     func noteCommit() -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
+        writing -= 1
         committed += 1
+        condition.broadcast()
         return committed
     }
 
@@ -49,6 +74,9 @@ final class WALSync: @unchecked Sendable {
                 continue
             }
             flushing = true
+            // Writers in flight commit within moments: let them join this flush.
+            let deadline = Date().addingTimeInterval(Self.gatheringDelay)
+            while writing > 0 && condition.wait(until: deadline) {}
             let target = committed
             condition.unlock()
             let status = connection.syncWAL()

@@ -1,0 +1,116 @@
+/// Compact JSON written by hand, for the wire types a ceremony answers with (WebAuthn's options, a face's models), so
+/// the hot path needs no Foundation coder. Members come out in the order they are written; strings are escaped as
+/// RFC 8259 requires (`"`, `\`, and control characters), and nothing else (`/` stays as it is).
+public struct JSONWriter {
+    /// The JSON written so far.
+    public private(set) var bytes: [UInt8] = []
+    /// Whether the next member or element is the first of its object or array.
+    private var first = true
+
+    /// An empty writer.
+    public init() {
+        bytes.reserveCapacity(512)
+    }
+
+    /// Writes an object whose members `body` writes.
+    public mutating func object(_ body: (inout JSONWriter) -> Void) {
+        container(UInt8(ascii: "{"), UInt8(ascii: "}"), body)
+    }
+
+    /// Writes an array whose elements `body` writes.
+    public mutating func array(_ body: (inout JSONWriter) -> Void) {
+        container(UInt8(ascii: "["), UInt8(ascii: "]"), body)
+    }
+
+    /// Writes a member name; its value follows.
+    public mutating func key(_ name: String) {
+        separate()
+        quoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        first = true  // the value needs no comma of its own
+    }
+
+    /// Writes a string value (or array element).
+    public mutating func string(_ value: String) {
+        separate()
+        quoted(value)
+    }
+
+    private mutating func quoted(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes an integer value.
+    public mutating func integer(_ value: Int) {
+        separate()
+        bytes += Array(String(value).utf8)
+    }
+
+    /// Writes `true` or `false`.
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes += Array((value ? "true" : "false").utf8)
+    }
+
+    /// Writes a value that writes itself (one JSON value).
+    public mutating func value(_ value: some JSONWritable) {
+        value.write(to: &self)
+    }
+
+    /// Member shorthands.
+    public mutating func member(_ name: String, _ value: String) { key(name); string(value) }
+    public mutating func member(_ name: String, _ value: Int) { key(name); integer(value) }
+    public mutating func member(_ name: String, _ value: Bool) { key(name); bool(value) }
+    public mutating func member(_ name: String, _ value: some JSONWritable) { key(name); self.value(value) }
+    public mutating func member(_ name: String, strings: [String]) {
+        key(name)
+        array { writer in strings.forEach { writer.string($0) } }
+    }
+    public mutating func member(_ name: String, _ values: [some JSONWritable]) {
+        key(name)
+        array { writer in values.forEach { writer.value($0) } }
+    }
+
+    private mutating func separate() {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+    }
+
+    private mutating func container(_ open: UInt8, _ close: UInt8, _ body: (inout JSONWriter) -> Void) {
+        separate()
+        bytes.append(open)
+        first = true
+        body(&self)
+        bytes.append(close)
+        first = false
+    }
+}
+
+/// A value that writes itself as JSON through ``JSONWriter``.
+public protocol JSONWritable {
+    /// Writes the value (one JSON value) to `writer`.
+    func write(to writer: inout JSONWriter)
+}
+
+extension JSONWritable {
+    /// The value as compact JSON.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.bytes
+    }
+}
