@@ -8,6 +8,8 @@ import WebAuthn
 @Suite struct VerifyRegistrationMetadataTests {
     static let service = TestMetadataService()
     static let now = "2030-01-15T12:00:00Z"
+    /// Where one test's BLOB and root files go; each test removes it.
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-mds-cli-\(UUID().uuidString)")
 
     func packedFixture() throws -> CeremonyFixture {
         var fixture = CeremonyFixture()
@@ -19,11 +21,11 @@ import WebAuthn
 
     /// Writes a BLOB with one entry for the packed fixture and the test root, and returns the flags naming them.
     func metadataFlags(statuses: [(String, String?)], nextUpdate: String = "2030-02-01") throws -> [String] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-mds-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let entry = TestMetadataService.entry(aaguid: "5e5a4e30-0000-4000-8000-000000000001", description: "Sesame Packed Key",
                                               roots: [try AttestationFixtures.certificate("attestation-root")], statuses: statuses)
-        let blob = folder.appendingPathComponent("blob.jwt"), root = folder.appendingPathComponent("root.pem")
+        let name = UUID().uuidString
+        let blob = folder.appendingPathComponent("\(name).jwt"), root = folder.appendingPathComponent("\(name).pem")
         try Data(Self.service.blob(payload: TestMetadataService.payload(nextUpdate: nextUpdate, entries: [entry])).utf8).write(to: blob)
         try Data(TestMetadataService.pem(Self.service.root.certificate).utf8).write(to: root)
         return ["--metadata", blob.path, "--metadata-root", root.path]
@@ -37,6 +39,7 @@ import WebAuthn
 
     @Test("names the authenticator and its status from metadata")
     func names() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
         let outcome = try run(try packedFixture(), try metadataFlags(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01")]))
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.json["authenticator"] as? String == "Sesame Packed Key")
@@ -48,6 +51,7 @@ import WebAuthn
 
     @Test("a revoked authenticator fails with authenticator_revoked")
     func revoked() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
         let outcome = try run(try packedFixture(), try metadataFlags(statuses: [("REVOKED", "2026-12-01")]))
         #expect(outcome.status == 1)
         #expect(outcome.json["verified"] as? Bool == false)
@@ -56,6 +60,7 @@ import WebAuthn
 
     @Test("an unusable BLOB is a usage error naming its code")
     func unusable() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
         let expired = try run(try packedFixture(), try metadataFlags(statuses: [], nextUpdate: "2030-01-01"))
         #expect(expired.status == 2 && expired.stderr.contains("metadata_expired"), "\(expired.stderr)")
         var flags = try metadataFlags(statuses: [])
