@@ -432,5 +432,27 @@ enum Schema {
                 "CREATE INDEX challenges_user_purpose ON challenges (user_id, purpose) WHERE user_id IS NOT NULL",
             ]
         },
+        Migration(version: 10, name: "FIDO metadata (MDS3): the loaded BLOB and its entries by AAGUID or key identifier") { _ in
+            [
+                // The one loaded BLOB: its serial number, next update and legal header (the statements are below).
+                """
+                CREATE TABLE fido_metadata_blob (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    serial BIGINT NOT NULL,
+                    next_update BIGINT NOT NULL,
+                    legal_header TEXT NOT NULL,
+                    entry_count BIGINT NOT NULL,
+                    loaded_at BIGINT NOT NULL
+                )
+                """,
+                // One row per way to find an entry: `aaguid:<uuid>` or `key:<hex SHA-1>`; the entry's JSON as in the BLOB.
+                """
+                CREATE TABLE fido_metadata_entries (
+                    lookup_key TEXT PRIMARY KEY,
+                    entry_json TEXT NOT NULL
+                )
+                """,
+            ]
+        },
     ]
 }

@@ -165,4 +165,6 @@ extension Repositories {
     public var secrets: SecretRepository { SecretRepository(database: database) }
     /// The counter that every change to projects, platforms, API keys or JWT secrets moves forward.
     public var configurationVersion: ConfigurationVersionRepository { ConfigurationVersionRepository(database: database) }
+    /// The loaded FIDO metadata (MDS3) BLOB and its entries.
+    public var metadata: MetadataRepository { MetadataRepository(database: database) }
 }

@@ -63,6 +63,27 @@ public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible,
         public static let safetyNetCTSProfileMismatch = Code("safetynet_cts_profile_mismatch")
         /// A SafetyNet response's `timestampMs` lies outside the window around the ceremony time.
         public static let safetyNetTimestampOutOfRange = Code("safetynet_timestamp_out_of_range")
+        // FIDO metadata (MDS3)
+        /// A metadata BLOB is not a JWS with an `x5c` chain, or its payload or an entry is not what MDS3 specifies.
+        public static let metadataMalformed = Code("metadata_malformed")
+        /// A metadata BLOB's signature does not verify with its signing certificate, or its `alg` is not RS256/ES256.
+        public static let metadataInvalidSignature = Code("metadata_invalid_signature")
+        /// A metadata BLOB's `x5c` chain does not validate to the configured root at the given time.
+        public static let metadataUntrustedChain = Code("metadata_untrusted_chain")
+        /// A metadata BLOB's `nextUpdate` day has passed: it is stale.
+        public static let metadataExpired = Code("metadata_expired")
+        /// A status report carries a `status` that is not an MDS3 `AuthenticatorStatus`.
+        public static let metadataUnknownStatus = Code("metadata_unknown_status")
+        /// The authenticator's latest status report is `REVOKED`.
+        public static let authenticatorRevoked = Code("authenticator_revoked")
+        /// The authenticator's latest status report is `USER_VERIFICATION_BYPASS`.
+        public static let authenticatorUserVerificationBypass = Code("authenticator_user_verification_bypass")
+        /// The authenticator's latest status report is `ATTESTATION_KEY_COMPROMISE`.
+        public static let authenticatorAttestationKeyCompromise = Code("authenticator_attestation_key_compromise")
+        /// The authenticator's latest status report is `USER_KEY_REMOTE_COMPROMISE`.
+        public static let authenticatorUserKeyRemoteCompromise = Code("authenticator_user_key_remote_compromise")
+        /// The authenticator's latest status report is `USER_KEY_PHYSICAL_COMPROMISE`.
+        public static let authenticatorUserKeyPhysicalCompromise = Code("authenticator_user_key_physical_compromise")
         // Assertion
         public static let invalidSignature = Code("invalid_signature")
         public static let signCountRegression = Code("sign_count_regression")

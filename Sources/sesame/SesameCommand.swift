@@ -17,6 +17,7 @@ enum SesameCommand {
           partner ...                      inline-verification partners: keys, apps, webhooks, links
           signing-key list|rotate          verification-token signing keys
           master-key generate|status|rotate  the key that seals stored secrets (see 'sesame master-key')
+          metadata load|status             FIDO Metadata Service (MDS3) BLOB, loaded offline (see 'sesame metadata --help')
           webauthn verify-registration     verify a registration response read from stdin
           webauthn verify-authentication   verify an authentication response read from stdin
           help                             show this text
@@ -43,6 +44,8 @@ enum SesameCommand {
             exit(PartnerCommands.run(arguments[0], Array(arguments.dropFirst())))
         case "master-key":
             exit(MasterKeyCommands.run(Array(arguments.dropFirst())))
+        case "metadata":
+            exit(MetadataCommands.run(Array(arguments.dropFirst())))
         case nil, "help", "--help", "-h":
             print(usage)
         default:

@@ -10,7 +10,8 @@ enum WebAuthnCommands {
         usage:
           sesame webauthn verify-registration --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
               [--require-user-verification] [--no-require-user-presence] [--top-origin ORIGIN ...]
-              [--trust-anchor PEM_FILE ...] [--now ISO8601]   < RegistrationResponseJSON
+              [--trust-anchor PEM_FILE ...] [--now ISO8601]
+              [--metadata BLOB_FILE [--metadata-root PEM_FILE ...]]   < RegistrationResponseJSON
           sesame webauthn verify-authentication --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
               --public-key B64URL_COSE_KEY --sign-count N [--backup-eligible true|false]
               [--user-handle B64URL] [--usernameless] [--require-user-verification] [--top-origin ORIGIN ...]
@@ -23,6 +24,9 @@ enum WebAuthnCommands {
                                      usernameless sign-in: the response must carry userHandle
                                      (user_handle_missing), and with --user-handle it must be H.
           A mismatch is user_handle_mismatch. A returned userHandle is printed as "userHandle" (base64url).
+        --metadata judges the registration by a FIDO metadata (MDS3) BLOB, verified at --now to --metadata-root (default:
+        the built-in FIDO Alliance root): the authenticator's entry names it ("authenticator", "metadataStatus"), a
+        refusing status fails it (authenticator_revoked, ...), and its attestation chain must reach the entry's roots.
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -49,6 +53,7 @@ enum WebAuthnCommands {
         var anchors: [Certificate] = []
         for path in args.all("--trust-anchor") { anchors += try readCertificates(path) }
         let now = try parseDate(try args.optional("--now"))
+        let metadata = try readMetadata(try args.optional("--metadata"), roots: args.all("--metadata-root"), at: now)
         try args.finish()
         let input = try readStandardInput()
 
@@ -57,6 +62,8 @@ enum WebAuthnCommands {
         return report { () throws(WebAuthnError) -> RegistrationOutput in
             let registration = try RegistrationVerifier.verify(
                 try RegistrationCredential(json: input), expectations: expectations, at: now)
+            let entry = metadata?.entry(for: registration)
+            let verdict = try entry.map { entry throws(WebAuthnError) in try MetadataTrust.evaluate(registration, entry: entry, at: now) }
             return RegistrationOutput(
                 verified: true, credentialId: Base64URL.encode(registration.credentialID),
                 publicKey: Base64URL.encode(registration.publicKey.cborEncoded),
@@ -64,7 +71,27 @@ enum WebAuthnCommands {
                 attestationType: registration.attestationType.rawValue, aaguid: registration.aaguid,
                 signCount: registration.signCount, userVerified: registration.userVerified,
                 backupEligible: registration.backupEligible, backedUp: registration.backedUp,
-                transports: registration.transports)
+                transports: registration.transports, authenticator: entry?.metadataStatement?.description,
+                metadataStatus: verdict?.status?.status.rawValue)
+        }
+    }
+
+    /// The verified BLOB of `--metadata`, judged at `time` against `--metadata-root` or the built-in FIDO root.
+    private static func readMetadata(_ path: String?, roots rootPaths: [String], at time: Date) throws(Arguments.UsageError) -> MetadataBLOB? {
+        guard let path else {
+            guard rootPaths.isEmpty else { throw Arguments.UsageError(message: "--metadata-root needs --metadata") }
+            return nil
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Arguments.UsageError(message: "cannot read metadata BLOB file \(path)")
+        }
+        var roots: [Certificate] = []
+        for rootPath in rootPaths { roots += try readCertificates(rootPath) }
+        do {
+            return try MetadataBLOB(jwsCompactSerialization: Array(data), rootCertificates: roots.isEmpty ? [FIDOMetadataRoot.certificate] : roots,
+                                    at: time)
+        } catch {
+            throw Arguments.UsageError(message: "metadata BLOB \(path): \(error.code): \(error.detail)")
         }
     }
 
@@ -196,6 +223,10 @@ private struct RegistrationOutput: Encodable {
     let backupEligible: Bool
     let backedUp: Bool
     let transports: [String]
+    /// The model's `description` from metadata, when `--metadata` has an entry for it.
+    let authenticator: String?
+    /// The status report in force, when `--metadata` has an entry for it.
+    let metadataStatus: String?
 }
 
 private struct AuthenticationOutput: Encodable {

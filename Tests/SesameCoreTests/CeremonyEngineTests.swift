@@ -290,6 +290,64 @@ import WebAuthn
     }
 }
 
+@Suite struct CeremonyMetadataTests {
+    /// A packed-attested registration of the fixture authenticator through the engine, with `statuses` loaded for its
+    /// AAGUID under the statement roots `roots` (nothing loaded when nil).
+    func register(_ backend: Backend, statuses: [(String, String?)]?, roots: [String] = ["attestation-root"],
+                  attested: Bool = true) throws(SesameError) -> VerifiedRegistration {
+        var world: CeremonyEngineTests.World
+        do {
+            world = try CeremonyEngineTests.World(backend)
+            if let statuses {
+                let service = TestMetadataService()
+                let entry = TestMetadataService.entry(aaguid: "5e5a4e30-0000-4000-8000-000000000001",
+                                                      roots: try roots.map(AttestationFixtures.certificate), statuses: statuses)
+                try world.sesame.metadata.load(Array(service.blob(payload: TestMetadataService.payload(entries: [entry])).utf8),
+                                               rootCertificates: [service.root.certificate])
+            }
+            world.fixture.aaguid = AttestationFixtures.packedAAGUID
+            if attested {
+                world.fixture.attestation = .packedFull(key: try AttestationFixtures.key("attestation-packed"),
+                                                        certificates: [try AttestationFixtures.certificate("attestation-packed")])
+            }
+        } catch {
+            preconditionFailure("fixture: \(error)")
+        }
+        let binding = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
+        let consumed: ChallengeRecord
+        do {
+            let challenge = try world.challenge(binding, userID: "alice")
+            consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
+        } catch {
+            preconditionFailure("challenge: \(error)")
+        }
+        return try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+    }
+
+    @Test("registration with metadata: certified passes, each refusing status refuses with its reason, a chain to other roots is untrusted",
+          arguments: Backend.allCases)
+    func metadata(backend: Backend) throws {
+        #expect(try register(backend, statuses: nil).attestationType == .basic)
+        #expect(try register(backend, statuses: [("FIDO_CERTIFIED_L1", "2025-01-01")]).aaguid == "5e5a4e30-0000-4000-8000-000000000001")
+        for (status, reason) in [("REVOKED", "authenticator_revoked"), ("USER_VERIFICATION_BYPASS", "authenticator_user_verification_bypass"),
+                                 ("ATTESTATION_KEY_COMPROMISE", "authenticator_attestation_key_compromise"),
+                                 ("USER_KEY_REMOTE_COMPROMISE", "authenticator_user_key_remote_compromise"),
+                                 ("USER_KEY_PHYSICAL_COMPROMISE", "authenticator_user_key_physical_compromise")] {
+            let error = try #require(throws: SesameError.self) {
+                try register(backend, statuses: [("FIDO_CERTIFIED_L1", "2025-01-01"), (status, "2026-12-01")])
+            }
+            #expect(error.code == .verificationFailed && error.reason == reason)
+            // The same status refuses an unattested registration that names the AAGUID too.
+            let unattested = try #require(throws: SesameError.self) { try register(backend, statuses: [(status, nil)], attested: false) }
+            #expect(unattested.reason == reason)
+        }
+        let error = try #require(throws: SesameError.self) { try register(backend, statuses: [("FIDO_CERTIFIED", nil)], roots: ["other-root"]) }
+        #expect(error.code == .verificationFailed && error.reason == "untrusted_attestation")
+        // Without a chain there is nothing to judge against the roots.
+        #expect(try register(backend, statuses: [("FIDO_CERTIFIED", nil)], roots: ["other-root"], attested: false).attestationType == .none)
+    }
+}
+
 /// Outcomes collected from concurrent work.
 final class Outcomes: Sendable {
     private let values = Mutex<[String]>([])

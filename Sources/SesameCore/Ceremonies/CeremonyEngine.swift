@@ -89,22 +89,40 @@ public struct CeremonyEngine: Sendable {
         )
     }
 
-    /// Finishes a registration (WebAuthn §7.1) with the `RegistrationResponseJSON` against the consumed `challenge`.
-    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` with the core's code.
+    /// Finishes a registration (WebAuthn §7.1) with the `RegistrationResponseJSON` against the consumed `challenge`, then
+    /// judges it by the loaded FIDO metadata (``judgeByMetadata(_:at:)``).
+    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` with the core's code (a refusing metadata
+    ///   status as `authenticator_revoked` and its siblings).
     public func finishRegistration(_ credentialJSON: [UInt8], challenge: ChallengeRecord, policy: RelyingPartyPolicy) throws(SesameError)
         -> VerifiedRegistration
     {
         guard challenge.rpID == policy.id else {
             throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
         }
+        let now = clock.now()
+        let verified: VerifiedRegistration
         do {
             // §7.1 steps 1-3: parse the response; steps 5-27 are the core's.
             let credential = try RegistrationCredential(json: credentialJSON)
-            return try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: challenge.challenge),
-                                                   at: clock.now())
+            verified = try RegistrationVerifier.verify(credential, expectations: RegistrationExpectations(policy: policy, challenge: challenge.challenge),
+                                                       at: now)
         } catch {
             throw SesameError.verification(error)
         }
+        try judgeByMetadata(verified, at: now)
+        return verified
+    }
+
+    /// When the loaded FIDO metadata has an entry for the authenticator (by AAGUID, or by attestation certificate key
+    /// identifier for U2F), its latest status may refuse the registration and its `attestationRootCertificates` are
+    /// the anchors an attestation chain must reach (``MetadataTrust``). An authenticator metadata does not know passes.
+    /// - Throws: `verification_failed` with the core's code as the reason (`authenticator_revoked`, …,
+    ///   `untrusted_attestation`), or a storage error.
+    func judgeByMetadata(_ verified: VerifiedRegistration, at time: Date) throws(SesameError) {
+        guard let identifier = MetadataIdentifier(verified),
+              let entry = try MetadataService(store: store, clock: clock).entry(identifier)
+        else { return }
+        do { _ = try MetadataTrust.evaluate(verified, entry: entry, at: time) } catch { throw SesameError.verification(error) }
     }
 
     /// Finishes an authentication (WebAuthn §7.2) with the `AuthenticationResponseJSON` against the consumed

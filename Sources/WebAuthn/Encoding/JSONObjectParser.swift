@@ -251,6 +251,17 @@ public struct JSONObjectMembers: Sendable {
         return nil
     }
 
+    /// Member `name` when it is an array of objects: each one's JSON text, as sent.
+    public func objects(_ name: String) -> [[UInt8]]? {
+        guard case .array(let elements)? = members[name] else { return nil }
+        var objects: [[UInt8]] = []
+        for element in elements {
+            guard case .object(let range) = element else { return nil }
+            objects.append(Array(bytes[range]))
+        }
+        return objects
+    }
+
     /// Member `name` when it is an array of strings.
     public func strings(_ name: String) -> [String]? {
         guard case .array(let elements)? = members[name] else { return nil }
