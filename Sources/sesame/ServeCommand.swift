@@ -113,6 +113,8 @@ enum ServeCommand {
         } catch {
             return fail("cannot prepare the database: \(error)", status: 1)
         }
+        // Caught from here on: a SIGTERM that arrives as soon as "listening" is printed must not be lost or kill us.
+        let termination = TerminationSignal()
         let application = SesameApplication(sesame: sesame, log: log)
         let server = application.makeServer(configuration: configuration)
         do { try server.start() } catch {
@@ -132,7 +134,7 @@ enum ServeCommand {
         // Webhooks: every node delivers from the shared outbox; leases make each attempt one node's.
         let webhooks = deliversWebhooks ? WebhookWorker(sesame: sesame) : nil
         webhooks?.start()
-        waitForTerminationSignal()
+        termination.wait()
         // No sweep or delivery may still run when the process exits.
         sweeper.cancel()
         sweeps.sync {}
@@ -146,19 +148,27 @@ enum ServeCommand {
         return 0
     }
 
-    /// Blocks until SIGTERM or SIGINT arrives.
-    private static func waitForTerminationSignal() {
-        let stop = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
+    /// SIGTERM and SIGINT, caught from its creation on (one that arrives before ``wait()`` is kept for it).
+    private final class TerminationSignal {
+        private let stop = DispatchSemaphore(value: 0)
+        private var sources: [any DispatchSourceSignal] = []
+
+        init() {
+            for number in [SIGTERM, SIGINT] {
+                // No default action (ending the process); the dispatch source, resumed next, receives it.
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { [stop] in stop.signal() }
+                source.resume()
+                sources.append(source)
+            }
         }
-        stop.wait()
-        sources.forEach { $0.cancel() }
+
+        /// Blocks until one of the signals arrived (at once if one already did).
+        func wait() {
+            stop.wait()
+            sources.forEach { $0.cancel() }
+        }
     }
 
     private static func parseListen(_ text: String) throws(Arguments.UsageError) -> (host: String, port: UInt16) {

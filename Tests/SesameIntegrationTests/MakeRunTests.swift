@@ -68,3 +68,19 @@ struct MakeRunTests {
         #expect(server.stderr.contains("/health"), "\(server.stderr.suffix(2000))")
     }
 }
+
+@Suite("serve and its signals")
+struct ServeSignalTests {
+    @Test("a SIGTERM sent the moment 'listening' is printed stops the server cleanly (exit 0), every time")
+    func earlySigterm() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        for round in 0..<15 {
+            let server = try ServerProcess.start(database: "sqlite:\(folder.path)/sesame.db", extra: ["--webhooks", round.isMultiple(of: 2) ? "on" : "off"])
+            server.send(SIGTERM)
+            let exit = server.waitForExit(timeout: 20)
+            #expect(exit == .exited(0), "round \(round): \(String(describing: exit))")
+            if exit == nil { server.kill() }
+        }
+    }
+}
