@@ -20,9 +20,11 @@ deps:
 build: deps
 	$(SWIFT) build --product sesame
 
-## run: the server on 127.0.0.1:8080 with the embedded SQLite database in ./.sesame (first start prints an admin key).
+## run: the server on LISTEN (default SESAME_LISTEN, else 127.0.0.1:8080) with the embedded SQLite database in
+## ./.sesame (first start prints an admin key): make run LISTEN=127.0.0.1:9090
+LISTEN ?= $(or $(SESAME_LISTEN),127.0.0.1:8080)
 run: build
-	.build/debug/sesame serve --db sqlite:./.sesame/sesame.db --listen 127.0.0.1:8080
+	.build/debug/sesame serve --db sqlite:./.sesame/sesame.db --listen $(LISTEN)
 
 ## test: every test, unit and command-line.
 test: deps

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SesameTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -66,6 +67,27 @@ struct MakeRunTests {
         #expect(server.stdout.contains("sesame: shutting down"))
         // The request log (JSON lines on stderr) recorded the traffic.
         #expect(server.stderr.contains("/health"), "\(server.stderr.suffix(2000))")
+    }
+}
+
+@Suite("`make run`'s address")
+struct MakeRunAddressTests {
+    /// The command `make -n run` would run, with `environment` added to this process's.
+    static func runCommand(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> String {
+        var merged = ProcessInfo.processInfo.environment
+        merged["SESAME_LISTEN"] = nil
+        merged.merge(environment) { $1 }
+        let output = try ChildProcess.run("/usr/bin/make", ["-s", "-n", "-C", AppwriteSDK.repository.path, "run"] + arguments,
+                                          environment: merged)
+        return output.standardOutput.split(separator: "\n").last { $0.contains("sesame serve") }.map(String.init) ?? output.standardOutput
+    }
+
+    @Test("listens on 127.0.0.1:8080 unless LISTEN or SESAME_LISTEN says otherwise")
+    func address() throws {
+        #expect(try Self.runCommand().hasSuffix("--listen 127.0.0.1:8080"))
+        #expect(try Self.runCommand(["LISTEN=127.0.0.1:9090"]).hasSuffix("--listen 127.0.0.1:9090"))
+        #expect(try Self.runCommand(environment: ["SESAME_LISTEN": "0.0.0.0:7070"]).hasSuffix("--listen 0.0.0.0:7070"))
+        #expect(try Self.runCommand(["LISTEN=127.0.0.1:9191"], environment: ["SESAME_LISTEN": "0.0.0.0:7070"]).hasSuffix("--listen 127.0.0.1:9191"))
     }
 }
 
