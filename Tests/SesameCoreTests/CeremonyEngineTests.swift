@@ -433,6 +433,25 @@ final class Outcomes: Sendable {
         #expect(try world.sesame.store.challenges.get(id: handOff.id) != nil, "the hand-off's challenge stays usable by its own path")
     }
 
+    @Test("an account session's registration challenge is never taken by an authentication finish", arguments: Backend.allCases)
+    func registrationChallengeRefused(backend: Backend) throws {
+        var world = try World(backend)
+        let binding = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
+        let registration = try world.challenge(binding, userID: "alice")
+        // A refused answer is the case that would use a challenge up: the registration must not be the one.
+        var forged = world.fixture
+        forged.clientData["origin"] = .string("https://evil.example")
+        let json = CeremonyFixture.json(forged.authentication())
+        let error = try #require(throws: SesameError.self) {
+            try world.engine.finishAuthentication(json, challengeID: registration.id, binding: binding, project: world.project,
+                                                  policy: world.policy, identification: .identifiedUser(userID: "alice"),
+                                                  userVerification: .required) { _, _ throws(StoreError) in }
+        }
+        #expect(error.code == .expired && error.reason == "challenge_expired")
+        #expect(try world.sesame.store.challenges.get(id: registration.id) != nil, "the pending registration stays")
+        #expect(try world.storedSignCount() == 0)
+    }
+
     @Test("20 concurrent finishes of one challenge: exactly one wins, the others find it used", arguments: Backend.allCases)
     func oneWinner(backend: Backend) throws {
         var world = try World(backend)

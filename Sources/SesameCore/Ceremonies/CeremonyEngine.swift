@@ -156,6 +156,8 @@ public struct CeremonyEngine: Sendable {
                                         userVerification: UserVerificationPolicy,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
+        // An account session binds registrations, which no authentication may take.
+        if case .accountSession = binding { throw Self.challengeExpired }
         let assertion: AuthenticatedPasskey
         do {
             let pending = try peek(challengeID, binding: binding, project: project)
@@ -330,7 +332,7 @@ extension CeremonyEngine {
     {
         let consumed: ChallengeRecord?
         switch binding {
-        case .accountSession: preconditionFailure("a registration is taken back by consume")
+        case .accountSession: return nil  // a registration is taken back by consume, never here
         case .signIn:
             consumed = try repositories.challenges.consume(id: id, now: now)
             guard consumed?.purpose == binding.purpose else { return nil }
