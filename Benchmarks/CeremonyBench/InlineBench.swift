@@ -36,6 +36,7 @@ enum InlineBench {
             }
             let bearer = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
             let json = ["Content-Type": "application/json"]
+            let cpuBefore = server.cpuSeconds()
             let (rate, latencies, count) = CeremonyBench.measure(port: server.port, workers: workers, seconds: seconds) { index, client in
                 let grant = CeremonyBench.check(client.send("POST", "/operations/sdk/create-session", headers: bearer, body: "{}"), 200)
                     .payload["anchor_grant_token"] as! String
@@ -53,6 +54,7 @@ enum InlineBench {
                 let outcome = CeremonyBench.check(client.send("POST", "/operations/request/passkey-complete", headers: json, body: body), 200)
                 precondition(outcome.payload["outcome"] as? String == "verified", "inline verification failed: \(outcome.payload)")
             }
+            let cpu = server.cpuSeconds() - cpuBefore
             let peak = server.peakRSSKilobytes()
             server.stop()
             let ceiling = CeremonyBench.es256VerifiesPerSecond(seconds: min(seconds, 2))
@@ -62,7 +64,7 @@ enum InlineBench {
                 name: "inline_verifications_\(backend)", value: rate.rounded(), unit: "verifications/s", ceilingName: "es256_verify_one_core",
                 ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000, p50Milliseconds: (percentile(0.5) * 100).rounded() / 100,
                 p99Milliseconds: (percentile(0.99) * 100).rounded() / 100, peakServerRSSMegabytes: (peak / 1024 * 10).rounded() / 10,
-                workers: workers, ceremonies: count))
+                workers: workers, ceremonies: count, serverCPUMillisecondsPerCeremony: count == 0 ? 0 : (cpu * 1_000_000 / Double(count)).rounded() / 1000))
 
             // Delivery: a node with the worker on drains the outbox.
             let deliverer = Server(binary: sesame, database: database, arguments: ["--webhooks-allow-local"])

@@ -126,6 +126,10 @@ private final class TransactionScope: SQLDatabase, @unchecked Sendable {
         check()
         return try connection.execute(sql, parameters)
     }
+
+    func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try query(sql, parameters)
+    }
 }
 
 /// The repositories over one database: the store's own (autocommit) or an open transaction's.

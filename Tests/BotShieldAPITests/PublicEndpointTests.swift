@@ -1023,6 +1023,11 @@ private final class FailingDatabase: SQLDatabase {
         try check(sql)
         return try base.execute(sql, parameters)
     }
+
+    func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try check(sql)
+        return try base.bookkeeping(sql, parameters)
+    }
 }
 
 /// A connection of ``FailingDatabase``'s transactions.

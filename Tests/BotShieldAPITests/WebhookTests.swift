@@ -402,9 +402,11 @@ import WebAuthn
         let record = try Self.delivery(harness, requestID: requestID)
         let now = harness.clock.now()
         // The "crashed" node claims the delivery and never finishes it.
-        let claimed = try harness.sesame.store.webhooks.claim(id: record.id, owner: "crashed", now: now,
+        let claimed = try harness.sesame.store.webhooks.claim(ids: [record.id], owner: "crashed", now: now,
                                                               leaseUntil: now.addingTimeInterval(WebhookOutbox.lease))
-        #expect(claimed?.deliveryID == record.id)
+        #expect(claimed.map(\.deliveryID) == [record.id])
+        #expect(try harness.sesame.store.webhooks.claim(ids: [record.id], owner: "node-c", now: now,
+                                                        leaseUntil: now.addingTimeInterval(WebhookOutbox.lease)).isEmpty, "held by the first")
         let worker = WebhookWorker(sesame: harness.sesame, node: "node-b")
         #expect(try worker.deliverDue() == 0, "leased to another node")
         harness.clock.advance(by: WebhookOutbox.lease - 1)

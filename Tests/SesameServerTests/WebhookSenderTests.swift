@@ -152,6 +152,34 @@ import Testing
         #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "\(elapsed)")
     }
 
+    @Test("keeps the connection alive: sequential attempts to one endpoint reuse one connection")
+    func keepAlive() throws {
+        let server = try CountingHTTPServer(responseBody: 2)
+        defer { server.close() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+        let results = (0..<20).map { _ in sender.send(url: url, body: Array("{}".utf8), headers: [:], timeout: 5) }
+        #expect(results == Array(repeating: .status(200), count: 20))
+        #expect(server.requests == 20)
+        #expect(server.connections == 1)
+        // A new sender (a new worker) opens its own connection.
+        #expect(WebhookSender(allowPrivate: true, allowHTTP: true).send(url: url, body: [], headers: [:], timeout: 5) == .status(200))
+        #expect(server.connections == 2)
+    }
+
+    @Test("a response whose body never ends still reports its status when the attempt's time is up; its connection is closed")
+    func endlessBody() throws {
+        let server = try CountingHTTPServer(responseBody: 1 << 30, stallAfter: 1024)
+        defer { server.close() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+        let started = ContinuousClock.now
+        #expect(sender.send(url: url, body: Array("{}".utf8), headers: [:], timeout: 1) == .status(200))
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "\(elapsed)")
+        #expect(sender.send(url: url, body: Array("{}".utf8), headers: [:], timeout: 1) == .status(200))
+        #expect(server.requests == 2)
+        #expect(server.connections == 2)
+    }
+
     @Test("reports a refused connection")
     func connectionRefused() throws {
         let listener = try SilentListener()
@@ -160,6 +188,91 @@ import Testing
         let result = sender.send(url: URL(string: "http://127.0.0.1:\(port)/webhook")!, body: Array("{}".utf8),
                                  headers: [:], timeout: 5)
         #expect(result == .failed("connection refused"))
+    }
+}
+
+/// A minimal keep-alive HTTP/1.1 server on 127.0.0.1 that answers every request 200 with a body of `responseBody`
+/// bytes (or only its first `stallAfter` bytes, then nothing) and counts the connections it accepted and the requests
+/// it answered.
+private final class CountingHTTPServer: @unchecked Sendable {
+    // `@unchecked Sendable`: the counters are behind `lock`; `descriptor` and `port` never change.
+    struct Failure: Error {}
+    let port: UInt16
+    private let listener: SilentListener
+    private let lock = NSLock()
+    private var accepted = 0
+    private var answered = 0
+    private let responseBody: Int
+    private let stallAfter: Int?
+
+    init(responseBody: Int, stallAfter: Int? = nil) throws {
+        listener = try SilentListener()
+        port = listener.port
+        self.responseBody = responseBody
+        self.stallAfter = stallAfter
+        let descriptor = listener.descriptor
+        Thread.detachNewThread { [self] in
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                lock.withLock { accepted += 1 }
+                Thread.detachNewThread { [self] in serve(connection) }
+            }
+        }
+    }
+
+    var connections: Int { lock.withLock { accepted } }
+    var requests: Int { lock.withLock { answered } }
+
+    func close() { shutdown(listener.descriptor, Int32(SHUT_RDWR)); listener.close() }
+
+    /// Writes all of `bytes`; `false` when the client closed the connection.
+    private func write(_ bytes: [UInt8], to connection: Int32) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return false }
+            sent += count
+        }
+        return true
+    }
+
+    /// Answers requests on one connection until the client closes it.
+    private func serve(_ connection: Int32) {
+        defer { Glibc.close(connection) }
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let separator = Array("\r\n\r\n".utf8)
+        while true {
+            // One request: headers, then `Content-Length` bytes of body.
+            while true {
+                if let end = buffer.firstRange(of: separator)?.upperBound {
+                    let head = String(decoding: buffer[..<end], as: UTF8.self).lowercased()
+                    let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if buffer.count >= end + length {
+                        buffer.removeFirst(end + length)
+                        break
+                    }
+                }
+                let count = read(connection, &chunk, chunk.count)
+                guard count > 0 else { return }
+                buffer += chunk[..<count]
+            }
+            lock.withLock { answered += 1 }
+            guard write(Array("HTTP/1.1 200 OK\r\nContent-Length: \(responseBody)\r\n\r\n".utf8), to: connection) else { return }
+            let filler = [UInt8](repeating: 0x61, count: 64 * 1024)
+            var left = min(responseBody, stallAfter ?? responseBody)
+            while left > 0 {
+                guard write(Array(filler.prefix(left)), to: connection) else { return }
+                left -= min(left, filler.count)
+            }
+            // Stalled: the connection stays open, silent, until the client closes it.
+            if stallAfter != nil {
+                while read(connection, &chunk, chunk.count) > 0 {}
+                return
+            }
+        }
     }
 }
 

@@ -95,6 +95,27 @@ import Testing
         #expect(strict.sync.flushCount == 1)
     }
 
+    @Test("a bookkeeping statement on a fully durable database commits without a flush; it is stored all the same")
+    func bookkeepingWaitsForNoFlush() throws {
+        let database = try Self.database()
+        let before = database.sync.flushCount
+        let rows = try database.bookkeeping("INSERT INTO rows (id, note) VALUES (7, 'counted') RETURNING id", [])
+        #expect(try rows.map { try $0.integer("id") } == [7])
+        #expect(database.sync.flushCount == before)
+        #expect(try Self.storedIDs(database) == [7])
+        // The next durable commit flushes the log, the bookkeeping write with it.
+        try database.execute("INSERT INTO rows (id, note) VALUES (8, 'durable')", [])
+        #expect(database.sync.flushCount == before + 1)
+    }
+
+    @Test("PostgreSQL bookkeeping statements run with synchronous_commit off, others as the durability says", arguments: Durability.allCases)
+    func postgresBookkeeping(durability: Durability) throws {
+        let database = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), durability: durability)
+        let setting = try database.bookkeeping("SHOW synchronous_commit", []).first?.text("synchronous_commit")
+        #expect(setting == "off")
+        #expect(try database.query("SHOW synchronous_commit", []).first?.text("synchronous_commit") == (durability == .process ? "off" : "on"))
+    }
+
     @Test("PostgreSQL connections run with synchronous_commit off only at process durability", arguments: Durability.allCases)
     func postgresDurability(durability: Durability) throws {
         let database = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), durability: durability)

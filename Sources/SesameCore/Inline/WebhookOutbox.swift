@@ -40,14 +40,10 @@ public struct WebhookOutbox: Sendable {
     public func deliverDue(node: String, limit: Int = 64, send: @Sendable (WebhookRequest) -> WebhookSendOutcome) throws(SesameError) -> Int {
         let now = clock.now()
         let due = try StoreErrors.map { () throws(StoreError) in try store.webhooks.due(now: now, limit: limit) }
-        var claimed: [WebhookWork] = []
-        for id in due {
-            let item = try StoreErrors.map { () throws(StoreError) in
-                try store.webhooks.claim(id: id, owner: node, now: now, leaseUntil: now.addingTimeInterval(Self.lease))
-            }
-            if let item { claimed.append(item) }
+        guard !due.isEmpty else { return 0 }
+        let work = try StoreErrors.map { () throws(StoreError) in
+            try store.webhooks.claim(ids: due, owner: node, now: now, leaseUntil: now.addingTimeInterval(Self.lease))
         }
-        let work = claimed
         let attempts = Counter()
         DispatchQueue.concurrentPerform(iterations: min(work.count, Self.parallelSends)) { lane in
             for item in stride(from: lane, to: work.count, by: Self.parallelSends) where attempt(work[item], node: node, send: send) {

@@ -12,6 +12,8 @@ import Foundation
 public final class PostgresDatabase: SQLDatabase {
     public var dialect: SQLDialect { .postgres }
     private let pool: ConnectionPool<PostgresConnection>
+    /// A few connections with `synchronous_commit = off`, for bookkeeping statements.
+    private let bookkeepingPool: ConnectionPool<PostgresConnection>
     private static let attempts = 5
 
     /// Connects to `url` (a libpq URI such as `postgres://user@/db?host=/run/postgresql`); one connection is
@@ -26,17 +28,25 @@ public final class PostgresDatabase: SQLDatabase {
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
             throw StoreError(.invalidData, "PostgreSQL URL must start with postgres:// or postgresql://")
         }
-        pool = ConnectionPool(
-            size: max(1, poolSize), acquireTimeout: acquireTimeout,
-            open: { () throws(StoreError) -> PostgresConnection in
-                let connection = try PostgresConnection(url: url)
-                // Sesame's promise, whatever the server's default.
-                try connection.run(durability == .process ? "SET synchronous_commit = off" : "SET synchronous_commit = on", [])
-                return connection
-            },
-            isReusable: { $0.isReusable }
-        )
+        func connections(size: Int, durability: Durability) -> ConnectionPool<PostgresConnection> {
+            ConnectionPool(
+                size: size, acquireTimeout: acquireTimeout,
+                open: { () throws(StoreError) -> PostgresConnection in
+                    let connection = try PostgresConnection(url: url)
+                    // Sesame's promise, whatever the server's default.
+                    try connection.run(durability == .process ? "SET synchronous_commit = off" : "SET synchronous_commit = on", [])
+                    return connection
+                },
+                isReusable: { $0.isReusable }
+            )
+        }
+        pool = connections(size: max(1, poolSize), durability: durability)
+        bookkeepingPool = connections(size: max(1, poolSize / 4), durability: .process)
         try pool.withConnection { _ throws(StoreError) in }
+    }
+
+    public func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try bookkeepingPool.query(attempts: Self.attempts, sql, parameters)
     }
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {

@@ -40,6 +40,15 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try transaction(durability: durability, body)
+    }
+
+    public func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try transaction(durability: .process) { connection throws(StoreError) in try connection.query(sql, parameters) }
+    }
+
+    /// A write transaction whose commit is acknowledged at `durability`: with ``Durability/full`` once the log is flushed.
+    private func transaction<T>(durability: Durability, _ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         let (value, ticket) = try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> (T, UInt64?) in
             sync.noteWriter()
             do throws(StoreError) {

@@ -75,9 +75,9 @@ public struct APIKeyRepository: Sendable {
         ) > 0
     }
 
-    /// Records that a key was used.
+    /// Records that a key was used (bookkeeping: see ``SQLDatabase/bookkeeping(_:_:)``).
     public func touch(id: String, at time: Date) throws(StoreError) {
-        try database.execute("UPDATE api_keys SET last_used_at = $2 WHERE id = $1", [.text(id), .date(time)])
+        _ = try database.bookkeeping("UPDATE api_keys SET last_used_at = $2 WHERE id = $1", [.text(id), .date(time)])
     }
 
     private static func record(_ row: SQLRow) throws(StoreError) -> APIKeyRecord {

@@ -6,17 +6,18 @@ public struct RateLimitRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    /// Adds one to the counter of `key` in the window starting at `windowStart`, in one atomic upsert.
+    /// Adds one to the counter of `key` in the window starting at `windowStart`, in one atomic upsert (bookkeeping:
+    /// its commit does not wait for the disk; see ``SQLDatabase/bookkeeping(_:_:)``).
     /// - Returns: the counter after this increment (1 for the first hit in the window).
     public func increment(key: String, windowStart: Date) throws(StoreError) -> Int64 {
-        let row = try database.queryFirst(
+        let row = try database.bookkeeping(
             """
             INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, 1)
             ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1
             RETURNING count
             """,
             [.text(key), .date(windowStart)]
-        )
+        ).first
         guard let row else { throw StoreError(.internalFailure, "rate-limit upsert returned no row") }
         return try row.integer("count")
     }

@@ -112,13 +112,13 @@ public struct VerificationRequestRepository: Sendable {
     }
 
     /// Counts one call of `counter` (`options_calls` or `complete_calls`) on a request, and reads the request in the
-    /// same statement.
+    /// same statement (bookkeeping: see ``SQLDatabase/bookkeeping(_:_:)``).
     /// - Returns: the count after this call and the request, or `nil` when there is no such request.
     public func countCall(id: String, counter: CallCounter) throws(StoreError) -> (calls: Int, request: VerificationRequestRecord)? {
         let column = counter.rawValue
-        guard let row = try database.queryFirst(
+        guard let row = try database.bookkeeping(
             "UPDATE verification_requests SET \(column) = \(column) + 1 WHERE id = $1 RETURNING \(column), \(Self.columns)", [.text(id)]
-        ) else { return nil }
+        ).first else { return nil }
         return (Int(try row.integer(column)), try Self.record(row))
     }
 

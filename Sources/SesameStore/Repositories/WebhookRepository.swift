@@ -209,18 +209,29 @@ public struct WebhookRepository: Sendable {
         ).map { row throws(StoreError) in try row.text("id") }
     }
 
-    /// Leases a due delivery to `owner` until `leaseUntil`; among concurrent claimers on any node exactly one wins.
-    /// - Returns: the work, or `nil` when another node holds it or it is no longer due.
-    public func claim(id: String, owner: String, now: Date, leaseUntil: Date) throws(StoreError) -> WebhookWork? {
-        let claimed = try database.execute(
-            """
-            UPDATE webhook_deliveries SET lease_owner = $2, lease_until = $4
-            WHERE id = $1 AND state = $5 AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-            """,
-            [.text(id), .text(owner), .date(now), .date(leaseUntil), .text(WebhookDeliveryRecord.pending)]
-        )
-        guard claimed == 1 else { return nil }
-        let row = try database.queryFirst(
+    /// Leases the due deliveries among `ids` to `owner` until `leaseUntil`, in one transaction; among concurrent claimers
+    /// on any node exactly one wins each delivery.
+    /// - Returns: the work this call won, in the order of `ids` (a delivery another node holds, or no longer due, is left out).
+    public func claim(ids: [String], owner: String, now: Date, leaseUntil: Date) throws(StoreError) -> [WebhookWork] {
+        try database.transaction { connection throws(StoreError) -> [WebhookWork] in
+            var work: [WebhookWork] = []
+            for id in ids {
+                let claimed = try connection.execute(
+                    """
+                    UPDATE webhook_deliveries SET lease_owner = $2, lease_until = $4
+                    WHERE id = $1 AND state = $5 AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+                    """,
+                    [.text(id), .text(owner), .date(now), .date(leaseUntil), .text(WebhookDeliveryRecord.pending)]
+                )
+                if claimed == 1, let item = try Self.work(id: id, on: connection) { work.append(item) }
+            }
+            return work
+        }
+    }
+
+    /// The work of the delivery `id`: its attempts so far, its event and its endpoint.
+    private static func work(id: String, on connection: any SQLConnection) throws(StoreError) -> WebhookWork? {
+        let row = try connection.queryFirst(
             """
             SELECT d.id AS delivery_id, d.attempts, e.id AS event_id, e.partner_id AS event_partner, e.environment AS event_environment,
                    e.type, e.body, e.created_at AS event_created, e.sealed_token, e.token_offset, w.id, w.partner_id, w.environment, w.url, w.secret, w.state, w.created_at
