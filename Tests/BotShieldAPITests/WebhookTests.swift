@@ -417,8 +417,9 @@ import WebAuthn
         // The crashed node coming back cannot record over the new owner.
         let late = WebhookAttemptRecord(id: UUID().uuidString, deliveryID: record.id, attempt: 1, node: "crashed", startedAt: now,
                                         durationMilliseconds: 1, httpStatus: 200, error: nil)
-        #expect(try !harness.sesame.store.webhooks.finish(late, owner: "crashed", state: WebhookDeliveryRecord.delivered, nextAttemptAt: now,
-                                                          disableEndpoint: false, endpointID: record.endpointID, at: harness.clock.now()))
+        let lateFinish = WebhookRepository.Finish(attempt: late, state: WebhookDeliveryRecord.delivered, nextAttemptAt: now, disableEndpoint: false,
+                                                  endpointID: record.endpointID)
+        #expect(try harness.sesame.store.webhooks.finish([lateFinish], owner: "crashed", at: harness.clock.now()) == 0)
         let attempts = try harness.sesame.store.webhooks.attempts(deliveryID: record.id)
         #expect(attempts.map(\.node) == ["node-b"])
         #expect(try Self.delivery(harness, requestID: requestID).state == WebhookDeliveryRecord.delivered)

@@ -44,23 +44,30 @@ public struct WebhookOutbox: Sendable {
         let work = try StoreErrors.map { () throws(StoreError) in
             try store.webhooks.claim(ids: due, owner: node, now: now, leaseUntil: now.addingTimeInterval(Self.lease))
         }
-        let attempts = Counter()
+        // The attempts of the round are recorded together once every send of it ended (one commit). A node that
+        // dies before that sends them again when their lease ends: delivery is at least once, never lost.
+        let finishes = Mutex<[(WebhookRepository.Finish, sent: Bool)]>([])
         DispatchQueue.concurrentPerform(iterations: min(work.count, Self.parallelSends)) { lane in
-            for item in stride(from: lane, to: work.count, by: Self.parallelSends) where attempt(work[item], node: node, send: send) {
-                attempts.increment()
+            for item in stride(from: lane, to: work.count, by: Self.parallelSends) {
+                let finish = attempt(work[item], node: node, send: send)
+                finishes.withLock { $0.append(finish) }
             }
         }
-        return attempts.value
+        let round = finishes.withLock { $0 }
+        // A lost lease (this node stalled past it and another node took over) leaves the row to the new owner.
+        _ = try? store.webhooks.finish(round.map(\.0), owner: node, at: clock.now())
+        return round.filter(\.sent).count
     }
 
-    /// Makes one attempt of a claimed delivery. Returns whether a request was sent.
-    private func attempt(_ work: WebhookWork, node: String, send: (WebhookRequest) -> WebhookSendOutcome) -> Bool {
+    /// Makes one attempt of a claimed delivery: how it ends, and whether a request was sent.
+    private func attempt(_ work: WebhookWork, node: String, send: (WebhookRequest) -> WebhookSendOutcome)
+        -> (WebhookRepository.Finish, sent: Bool)
+    {
         let started = clock.now()
         let number = work.attempts + 1
         guard work.endpoint.state == WebhookEndpointRecord.enabled, let key = try? StandardWebhooks.key(fromSecret: work.endpoint.secret) else {
-            finish(work, node: node, number: number, started: started, outcome: .failed("endpoint disabled"), state: WebhookDeliveryRecord.abandoned,
-                   next: started, disable: false)
-            return false
+            return (finish(work, node: node, number: number, started: started, outcome: .failed("endpoint disabled"),
+                           state: WebhookDeliveryRecord.abandoned, next: started, disable: false), false)
         }
         let timestamp = Int(started.timeIntervalSince1970)  // trap-safe: server clock
         let outcome: WebhookSendOutcome
@@ -78,23 +85,18 @@ public struct WebhookOutbox: Sendable {
             outcome = .failed("sealed token does not open")
         }
         let status: Int? = if case .status(let code) = outcome { code } else { nil }
+        let (state, next, disable): (String, Date, Bool)
         switch WebhookSchedule.classify(status: status) {
-        case .delivered:
-            finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.delivered, next: started,
-                   disable: false)
-        case .disableEndpoint:
-            finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.abandoned, next: started,
-                   disable: true)
+        case .delivered: (state, next, disable) = (WebhookDeliveryRecord.delivered, started, false)
+        case .disableEndpoint: (state, next, disable) = (WebhookDeliveryRecord.abandoned, started, true)
         case .retry:
             if let delay = WebhookSchedule.nextAttemptDelay(afterAttempt: number, jitter: WebhookSchedule.randomJitter()) {
-                finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.pending,
-                       next: clock.now().addingTimeInterval(delay), disable: false)
+                (state, next, disable) = (WebhookDeliveryRecord.pending, clock.now().addingTimeInterval(delay), false)
             } else {
-                finish(work, node: node, number: number, started: started, outcome: outcome, state: WebhookDeliveryRecord.failed, next: started,
-                       disable: false)
+                (state, next, disable) = (WebhookDeliveryRecord.failed, started, false)
             }
         }
-        return true
+        return (finish(work, node: node, number: number, started: started, outcome: outcome, state: state, next: next, disable: disable), true)
     }
 
     /// The exact bytes an event is sent as: its stored body with the sealed verification token opened and put back.
@@ -110,9 +112,9 @@ public struct WebhookOutbox: Sendable {
         return body
     }
 
+    /// The record of an attempt that started at `started` and ended now with `outcome`.
     private func finish(_ work: WebhookWork, node: String, number: Int, started: Date, outcome: WebhookSendOutcome, state: String, next: Date,
-                        disable: Bool) {
-        let now = clock.now()
+                        disable: Bool) -> WebhookRepository.Finish {
         var status: Int?
         var error: String?
         switch outcome {
@@ -121,17 +123,8 @@ public struct WebhookOutbox: Sendable {
         }
         let record = WebhookAttemptRecord(
             id: Identifiers.unique(), deliveryID: work.deliveryID, attempt: number, node: String(node.prefix(100)), startedAt: started,
-            durationMilliseconds: max(0, Int64(now.timeIntervalSince(started) * 1000)), httpStatus: status, error: error  // trap-safe: server clock
+            durationMilliseconds: max(0, Int64(clock.now().timeIntervalSince(started) * 1000)), httpStatus: status, error: error  // trap-safe: server clock
         )
-        // A lost lease (this node stalled past it and another node took over) leaves the row to the new owner.
-        _ = try? store.webhooks.finish(record, owner: node, state: state, nextAttemptAt: next, disableEndpoint: disable,
-                                       endpointID: work.endpoint.id, at: now)
+        return WebhookRepository.Finish(attempt: record, state: state, nextAttemptAt: next, disableEndpoint: disable, endpointID: work.endpoint.id)
     }
-}
-
-/// A thread-safe count.
-private final class Counter: Sendable {
-    private let count = Mutex(0)
-    func increment() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
 }

@@ -213,87 +213,130 @@ public struct WebhookRepository: Sendable {
     /// on any node exactly one wins each delivery.
     /// - Returns: the work this call won, in the order of `ids` (a delivery another node holds, or no longer due, is left out).
     public func claim(ids: [String], owner: String, now: Date, leaseUntil: Date) throws(StoreError) -> [WebhookWork] {
-        try database.transaction { connection throws(StoreError) -> [WebhookWork] in
-            var work: [WebhookWork] = []
-            for id in ids {
-                let claimed = try connection.execute(
-                    """
-                    UPDATE webhook_deliveries SET lease_owner = $2, lease_until = $4
-                    WHERE id = $1 AND state = $5 AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-                    """,
-                    [.text(id), .text(owner), .date(now), .date(leaseUntil), .text(WebhookDeliveryRecord.pending)]
+        guard !ids.isEmpty else { return [] }
+        let list = Self.placeholders(ids.count, after: 4)
+        return try database.transaction { connection throws(StoreError) -> [WebhookWork] in
+            let claimed = try connection.query(
+                """
+                UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $3
+                WHERE id IN (\(list)) AND state = $4 AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
+                RETURNING id
+                """,
+                [.text(owner), .date(now), .date(leaseUntil), .text(WebhookDeliveryRecord.pending)] + ids.map { .text($0) }
+            ).map { row throws(StoreError) in try row.text("id") }
+            guard !claimed.isEmpty else { return [] }
+            let rows = try connection.query(
+                """
+                SELECT d.id AS delivery_id, d.attempts, e.id AS event_id, e.partner_id AS event_partner, e.environment AS event_environment,
+                       e.type, e.body, e.created_at AS event_created, e.sealed_token, e.token_offset, w.id, w.partner_id, w.environment, w.url, w.secret, w.state, w.created_at
+                FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+                WHERE d.id IN (\(Self.placeholders(claimed.count, after: 0)))
+                """,
+                claimed.map { .text($0) }
+            )
+            var work: [String: WebhookWork] = [:]
+            for row in rows {
+                let event = WebhookEventRecord(
+                    id: try row.text("event_id"), partnerID: try row.text("event_partner"), environment: try row.text("event_environment"),
+                    type: try row.text("type"), body: try row.blob("body"), createdAt: try row.date("event_created"),
+                    sealedToken: try row.optionalText("sealed_token"), tokenOffset: try Self.offset(row)
                 )
-                if claimed == 1, let item = try Self.work(id: id, on: connection) { work.append(item) }
+                let item = WebhookWork(deliveryID: try row.text("delivery_id"), attempts: Int(try row.integer("attempts")), event: event,
+                                       endpoint: try Self.endpoint(row))
+                work[item.deliveryID] = item
             }
-            return work
+            return ids.compactMap { work[$0] }
         }
     }
 
-    /// The work of the delivery `id`: its attempts so far, its event and its endpoint.
-    private static func work(id: String, on connection: any SQLConnection) throws(StoreError) -> WebhookWork? {
-        let row = try connection.queryFirst(
-            """
-            SELECT d.id AS delivery_id, d.attempts, e.id AS event_id, e.partner_id AS event_partner, e.environment AS event_environment,
-                   e.type, e.body, e.created_at AS event_created, e.sealed_token, e.token_offset, w.id, w.partner_id, w.environment, w.url, w.secret, w.state, w.created_at
-            FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
-            WHERE d.id = $1
-            """,
-            [.text(id)]
-        )
-        guard let row else { return nil }
-        let event = WebhookEventRecord(
-            id: try row.text("event_id"), partnerID: try row.text("event_partner"), environment: try row.text("event_environment"),
-            type: try row.text("type"), body: try row.blob("body"), createdAt: try row.date("event_created"),
-            sealedToken: try row.optionalText("sealed_token"), tokenOffset: try Self.offset(row)
-        )
-        return WebhookWork(deliveryID: try row.text("delivery_id"), attempts: Int(try row.integer("attempts")), event: event,
-                           endpoint: try Self.endpoint(row))
+    /// `$n+1, $n+2, …` for `count` parameters after the first `n`.
+    private static func placeholders(_ count: Int, after n: Int) -> String {
+        (1...count).map { "$\(n + $0)" }.joined(separator: ", ")
     }
 
-    /// Records an attempt of a leased delivery and moves it on: `pending` again at `nextAttemptAt`, or `delivered`,
-    /// `failed` or `abandoned`. With `disableEndpoint` (a `410 Gone`), the endpoint is disabled and its other pending
-    /// deliveries abandoned. Only the lease owner can finish.
-    /// - Returns: whether `owner` still held the lease.
-    public func finish(_ attempt: WebhookAttemptRecord, owner: String, state: String, nextAttemptAt: Date, disableEndpoint: Bool,
-                       endpointID: String, at now: Date) throws(StoreError) -> Bool {
-        try database.transaction { connection throws(StoreError) -> Bool in
-            let moved = try connection.execute(
-                """
-                UPDATE webhook_deliveries SET state = $3, attempts = attempts + 1, next_attempt_at = $4, lease_owner = NULL,
-                       lease_until = NULL, updated_at = $5
-                WHERE id = $1 AND lease_owner = $2
-                """,
-                [.text(attempt.deliveryID), .text(owner), .text(state), .date(nextAttemptAt), .date(now)]
-            )
-            guard moved == 1 else { return false }
+    /// How one attempt of a leased delivery ends: the attempt's record and where the delivery goes next.
+    public struct Finish: Sendable {
+        public let attempt: WebhookAttemptRecord
+        /// `pending` again at `nextAttemptAt`, or `delivered`, `failed` or `abandoned`.
+        public let state: String
+        public let nextAttemptAt: Date
+        /// A `410 Gone`: the endpoint is disabled and its other pending deliveries abandoned.
+        public let disableEndpoint: Bool
+        public let endpointID: String
+
+        public init(attempt: WebhookAttemptRecord, state: String, nextAttemptAt: Date, disableEndpoint: Bool, endpointID: String) {
+            self.attempt = attempt
+            self.state = state
+            self.nextAttemptAt = nextAttemptAt
+            self.disableEndpoint = disableEndpoint
+            self.endpointID = endpointID
+        }
+    }
+
+    /// Records attempts of leased deliveries and moves each on (see ``Finish``), in one transaction. Only the lease
+    /// owner can finish: a delivery whose lease `owner` lost (it stalled past it and another node took over) is left
+    /// to the new owner.
+    /// - Returns: how many of `finishes` `owner` still held the lease of, and recorded.
+    @discardableResult
+    public func finish(_ finishes: [Finish], owner: String, at now: Date) throws(StoreError) -> Int {
+        guard !finishes.isEmpty else { return 0 }
+        return try database.transaction { connection throws(StoreError) -> Int in
+            var recorded: [String] = []
+            var disabled: [String] = []
+            for finish in finishes where try Self.finish(finish, owner: owner, at: now, on: connection) {
+                recorded.append(finish.attempt.deliveryID)
+                if finish.disableEndpoint { disabled.append(finish.endpointID) }
+            }
+            guard !recorded.isEmpty else { return 0 }
+            // Delivered, failed or abandoned everywhere: an event's token is no longer needed.
+            let endpoints = disabled.isEmpty ? "NULL" : Self.placeholders(disabled.count, after: recorded.count + 1)
             try connection.execute(
                 """
-                INSERT INTO webhook_attempts (id, delivery_id, attempt, node, started_at, duration_ms, http_status, error)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                """,
-                [
-                    .text(attempt.id), .text(attempt.deliveryID), .int(attempt.attempt), .text(attempt.node), .date(attempt.startedAt),
-                    .integer(attempt.durationMilliseconds), attempt.httpStatus.map { .int($0) } ?? .null, .text(attempt.error),
-                ]
-            )
-            if disableEndpoint {
-                try connection.execute(
-                    "UPDATE webhook_endpoints SET state = $2 WHERE id = $1", [.text(endpointID), .text(WebhookEndpointRecord.disabled)]
-                )
-                try connection.execute(
-                    "UPDATE webhook_deliveries SET state = $2, updated_at = $4 WHERE endpoint_id = $1 AND state = $3",
-                    [.text(endpointID), .text(WebhookDeliveryRecord.abandoned), .text(WebhookDeliveryRecord.pending), .date(now)]
-                )
-            }
-            // Delivered, failed or abandoned everywhere: the event's token is no longer needed.
-            let erase = """
                 UPDATE webhook_events SET sealed_token = NULL
-                WHERE sealed_token IS NOT NULL AND id IN (SELECT event_id FROM webhook_deliveries WHERE id = $1 OR endpoint_id = $2)
-                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $3)
-                """
-            try connection.execute(erase, [.text(attempt.deliveryID), .text(disableEndpoint ? endpointID : ""), .text(WebhookDeliveryRecord.pending)])
-            return true
+                WHERE sealed_token IS NOT NULL
+                AND id IN (SELECT event_id FROM webhook_deliveries WHERE id IN (\(Self.placeholders(recorded.count, after: 1)))
+                           OR endpoint_id IN (\(endpoints)))
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $1)
+                """,
+                [.text(WebhookDeliveryRecord.pending)] + recorded.map { .text($0) } + disabled.map { .text($0) }
+            )
+            return recorded.count
         }
+    }
+
+    /// One finish (but the erasing of tokens), in the open transaction of `connection`; `false` when `owner` no longer
+    /// holds the lease.
+    private static func finish(_ finish: Finish, owner: String, at now: Date, on connection: any SQLConnection) throws(StoreError) -> Bool {
+        let attempt = finish.attempt
+        let moved = try connection.execute(
+            """
+            UPDATE webhook_deliveries SET state = $3, attempts = attempts + 1, next_attempt_at = $4, lease_owner = NULL,
+                   lease_until = NULL, updated_at = $5
+            WHERE id = $1 AND lease_owner = $2
+            """,
+            [.text(attempt.deliveryID), .text(owner), .text(finish.state), .date(finish.nextAttemptAt), .date(now)]
+        )
+        guard moved == 1 else { return false }
+        try connection.execute(
+            """
+            INSERT INTO webhook_attempts (id, delivery_id, attempt, node, started_at, duration_ms, http_status, error)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            """,
+            [
+                .text(attempt.id), .text(attempt.deliveryID), .int(attempt.attempt), .text(attempt.node), .date(attempt.startedAt),
+                .integer(attempt.durationMilliseconds), attempt.httpStatus.map { .int($0) } ?? .null, .text(attempt.error),
+            ]
+        )
+        if finish.disableEndpoint {
+            try connection.execute(
+                "UPDATE webhook_endpoints SET state = $2 WHERE id = $1", [.text(finish.endpointID), .text(WebhookEndpointRecord.disabled)]
+            )
+            try connection.execute(
+                "UPDATE webhook_deliveries SET state = $2, updated_at = $4 WHERE endpoint_id = $1 AND state = $3",
+                [.text(finish.endpointID), .text(WebhookDeliveryRecord.abandoned), .text(WebhookDeliveryRecord.pending), .date(now)]
+            )
+        }
+        return true
     }
 
     /// Deletes events created at or before `time` that have nothing left to deliver, with their deliveries and attempts.
