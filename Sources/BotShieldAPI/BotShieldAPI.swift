@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// The inline-verification API under `/operations` (spec `botshield-inline-passkey.md`), and the token JWKS.
 ///
@@ -50,6 +51,12 @@ public enum BotShieldAPI {
     /// A string member, or `nil` when it is absent or not a string.
     static func string(_ object: [String: Any]?, _ key: String) -> String? {
         object?[key] as? String
+    }
+
+    /// The body's top-level members, read strictly and without Foundation's coders (the public ceremony endpoints),
+    /// or `nil` when it is not one JSON object.
+    static func members(_ request: HTTPRequest) -> JSONObjectMembers? {
+        JSONObjectMembers(request.body)
     }
 }
 

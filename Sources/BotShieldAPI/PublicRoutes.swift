@@ -11,7 +11,7 @@ import WebAuthn
 enum PublicRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
         router.add(.POST, "/operations/request/passkey-options", corsAnyOrigin: true) { request in
-            let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
+            let requestID = BotShieldAPI.members(request)?.string("request_id") ?? ""
             let answer = try PartnerRoutes.call { () throws(SesameError) in
                 try sesame.inlinePasskey.options(requestID: requestID, clientIP: request.remoteAddress)
             }
@@ -27,7 +27,7 @@ enum PublicRoutes {
 
         // The hosted hand-off page's calls (the page itself comes with the web pages).
         router.add(.POST, "/operations/handoff/options", corsAnyOrigin: true) { request in
-            let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
+            let requestID = BotShieldAPI.members(request)?.string("request_id") ?? ""
             let answer = try PartnerRoutes.call { () throws(SesameError) in
                 try sesame.handOff.options(requestID: requestID, clientIP: request.remoteAddress)
             }
@@ -42,7 +42,7 @@ enum PublicRoutes {
         }
 
         router.add(.POST, "/operations/handoff/decline", corsAnyOrigin: true) { request in
-            let requestID = BotShieldAPI.string(BotShieldAPI.object(request), "request_id") ?? ""
+            let requestID = BotShieldAPI.members(request)?.string("request_id") ?? ""
             let outcome = try PartnerRoutes.call { () throws(SesameError) in try sesame.handOff.decline(requestID: requestID) }
             return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(outcome)), requestID: requestID, sesame)
         }
@@ -88,23 +88,20 @@ enum PublicRoutes {
         func observed(_ reason: String?) -> CeremonyObservation {
             CeremonyObservation(face: face, ceremony: "authentication", reason: reason ?? "")
         }
-        let body = BotShieldAPI.object(request)
-        guard let requestID = BotShieldAPI.string(body, "request_id") else {
+        let body = BotShieldAPI.members(request)
+        guard let requestID = body?.string("request_id") else {
             var response = BotShieldAPI.envelope(payload(.unknownRequest))
             response.ceremony = observed(InlineVerdict.unknownRequest.reason)
             return response
         }
-        guard let challengeID = BotShieldAPI.string(body, "challenge_id"), challengeID.utf8.count <= 64,
-              let response = body?["response"] as? [String: Any],
-              let credentialJSON = try? JSONSerialization.data(withJSONObject: response)
-        else {
+        guard let challengeID = body?.string("challenge_id"), challengeID.utf8.count <= 64, let credentialJSON = body?.object("response") else {
             var response = BotShieldAPI.tagged(BotShieldAPI.envelope(payload(.assertionInvalid)), requestID: requestID, sesame)
             response.ceremony = observed(WebAuthnError.Code.malformedResponse.rawValue)
             return response
         }
         let completion: InlineCompletion
         do {
-            completion = try complete(requestID, challengeID, Array(credentialJSON))
+            completion = try complete(requestID, challengeID, credentialJSON)
         } catch {
             var refused = PartnerRoutes.map(error)
             refused.ceremony = observed(error.reason)

@@ -612,6 +612,34 @@ import WebAuthn
                       .verified, "control")
     }
 
+    @Test("§1.5 step 1: the body is read strictly: a member given twice makes it no object; the answer's bytes reach the core as sent",
+          arguments: Backend.allCases)
+    func strictBody(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let person = try harness.person(passkeys: 1)
+        try harness.link("acct_1", to: person.id)
+        let requestID = try await harness.newRequest(ref: "acct_1")
+        let payload = try await harness.optionsPayload(requestID)
+        let challenge = try challengeID(payload)
+        let answer = String(decoding: try JSONSerialization.data(withJSONObject: try harness.assert(payload)), as: UTF8.self)
+        func complete(_ body: String) async throws -> HTTPReply {
+            try await harness.send("POST", "/operations/request/passkey-complete", body: Data(body.utf8))
+        }
+        // request_id twice: not one JSON object, so no request is looked up.
+        expectOutcome(try await complete(#"{"request_id":"\#(requestID)","request_id":"\#(requestID)","challenge_id":"\#(challenge)","response":\#(answer)}"#),
+                      .unknownRequest, "duplicate request_id", closedShape: true)
+        // response twice: the whole body is refused, nothing is tried.
+        expectOutcome(try await complete(#"{"request_id":"\#(requestID)","challenge_id":"\#(challenge)","response":\#(answer),"response":\#(answer)}"#),
+                      .unknownRequest, "duplicate response", closedShape: true)
+        // response not an object.
+        expectOutcome(try await complete(#"{"request_id":"\#(requestID)","challenge_id":"\#(challenge)","response":"\#(requestID)"}"#),
+                      .assertionInvalid, "response a string")
+        #expect(try await harness.statusOf(requestID) == "pending")
+        // The same answer, well-formed and with insignificant white space, verifies: the challenge was never used.
+        expectOutcome(try await complete(#"{ "request_id" : "\#(requestID)", "challenge_id":"\#(challenge)", "response" : \#(answer) }"#),
+                      .verified, "control")
+    }
+
     @Test("row 27: an unknown credential (random rawId) is failed/assertion_invalid", arguments: Backend.allCases)
     func row27(backend: Backend) async throws {
         let harness = try InlineHarness(backend)
