@@ -270,21 +270,21 @@ import WebAuthn
         var challenge = try world.challenge(binding, userID: "alice")
         var consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
         let verified = try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed,
-                                                           policy: world.policy)
+                                                           project: world.project, policy: world.policy)
         #expect(verified.credentialID == world.fixture.credentialID)
 
         challenge = try world.challenge(binding, userID: "alice")
         world.fixture.clientData["origin"] = .string("https://evil.example")
         consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
         var error = try #require(throws: SesameError.self) {
-            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, project: world.project, policy: world.policy)
         }
         #expect(error.code == .verificationFailed && error.reason == "origin_mismatch")
 
         challenge = try world.challenge(binding, rpID: "localhost", userID: "alice")
         consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
         error = try #require(throws: SesameError.self) {
-            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, project: world.project, policy: world.policy)
         }
         #expect(error.code == .expired && error.reason == "relying_party_changed")
     }
@@ -321,7 +321,7 @@ import WebAuthn
         } catch {
             preconditionFailure("challenge: \(error)")
         }
-        return try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+        return try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, project: world.project, policy: world.policy)
     }
 
     @Test("registration with metadata: certified passes, each refusing status refuses with its reason, a chain to other roots is untrusted",
