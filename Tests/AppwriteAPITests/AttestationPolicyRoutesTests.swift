@@ -148,6 +148,61 @@ import WebAuthn
     }
 }
 
+/// `GET` and `PUT /api/v1/project/attestation-policy`: the management API reads and replaces the policy with a
+/// project API key (`project.read`, `project.write`), strictly, and the next registration is judged by it.
+@Suite struct AttestationPolicyManagementTests {
+    static let defaultJSON = AttestationPolicy.default.jsonText
+
+    func call(_ harness: Harness, _ method: HTTPMethod, body: String? = nil, key: String? = nil) -> Reply {
+        harness.send(method, "/api/v1/project/attestation-policy", json: body, headers: [("Authorization", "Bearer \(key ?? harness.key)")])
+    }
+
+    @Test("reads the default, replaces it, and the next registration asks for direct", arguments: Backend.allCases)
+    func replace(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let initial = call(harness, .GET)
+        #expect(initial.status == 200 && initial.text == Self.defaultJSON, "\(initial.text)")
+        #expect(initial.contentType == "application/json; charset=utf-8")
+        let put = call(harness, .PUT, body: #"{"acceptNoneAttestation":false,"deniedAAGUIDs":["EE882879-721C-4913-9775-3DFCCE97072A"]}"#)
+        #expect(put.status == 200, "\(put.text)")
+        #expect(put.object["acceptNoneAttestation"] as? Bool == false)
+        #expect(put.object["deniedAAGUIDs"] as? [String] == ["ee882879-721c-4913-9775-3dfcce97072a"])
+        #expect(call(harness, .GET).text == put.text)
+        #expect(try harness.sesame.projects.get(harness.projectID).attestationPolicy.deniedAAGUIDs == ["ee882879-721c-4913-9775-3dfcce97072a"])
+        let secret = try harness.signUpAndIn()
+        let start = harness.startRegistration(secret)
+        #expect((start.object["publicKey"] as? [String: Any])?["attestation"] as? String == "direct", "\(start.text)")
+        // A PUT of the whole policy: absent members are the defaults again.
+        #expect(call(harness, .PUT, body: "{}").text == Self.defaultJSON)
+    }
+
+    @Test("refuses malformed policies with 400 in the management error shape, and stores nothing", arguments: [
+        ("", "invalid_json"), ("not json", "invalid_argument"), ("[]", "invalid_argument"), (#"{"acceptNone":false}"#, "invalid_argument"),
+        (#"{"allowedAAGUIDs":["yubikey"]}"#, "invalid_argument"), (#"{"minimumCertificationLevel":"L2"}"#, "invalid_argument"),
+        (#"{"userVerificationMethods":["none"]}"#, "invalid_argument"), (#"{"acceptNoneAttestation":0}"#, "invalid_argument"),
+        (#"{"acceptNoneAttestation":false,"acceptNoneAttestation":true}"#, "invalid_argument"),
+    ])
+    func malformed(body: String, code: String) throws {
+        let harness = try Harness()
+        let refused = harness.send(.PUT, "/api/v1/project/attestation-policy", json: body.isEmpty ? "" : body,
+                                   headers: [("Authorization", "Bearer \(harness.key)")])
+        #expect(refused.status == 400, "\(refused.text)")
+        let error = try #require(refused.object["error"] as? [String: Any], "\(refused.text)")
+        #expect(error["code"] as? String == code && !(error["message"] as? String ?? "").isEmpty, "\(refused.text)")
+        #expect(call(harness, .GET).text == Self.defaultJSON)
+    }
+
+    @Test("needs a key: none is 401, a read-only key reads but cannot replace (403)")
+    func scopes() throws {
+        let harness = try Harness()
+        let reader = try harness.sesame.apiKeys.create(projectID: harness.projectID, name: "reader", scopes: [.projectRead]).secret
+        #expect(call(harness, .GET, key: reader).status == 200)
+        #expect(call(harness, .PUT, body: #"{"acceptNoneAttestation":false}"#, key: reader).status == 403)
+        #expect(harness.send(.GET, "/api/v1/project/attestation-policy").status == 401)
+        #expect(try harness.sesame.projects.get(harness.projectID).attestationPolicy == .default)
+    }
+}
+
 extension Reply {
     /// Checks the status, showing the body when it differs.
     func expectStatus(_ status: Int, sourceLocation: SourceLocation = #_sourceLocation) {
