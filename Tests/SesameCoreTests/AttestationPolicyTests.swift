@@ -18,13 +18,14 @@ import WebAuthn
     struct PolicyWorld {
         var world: CeremonyEngineTests.World
 
+        /// - Parameter roots: the fixture certificates the entry names as its attestation roots.
         init(_ backend: Backend, policy: AttestationPolicy = .default, statuses: [(String, String?)]? = nil,
-             userVerification: [[String]]? = nil) throws {
+             userVerification: [[String]]? = nil, roots: [String] = ["attestation-root"]) throws {
             world = try CeremonyEngineTests.World(backend)
             if let statuses {
                 let service = TestMetadataService()
                 let entry = TestMetadataService.entry(aaguid: AttestationPolicyEngineTests.packedAAGUID, description: "Sesame Packed Key",
-                                                      roots: [try AttestationFixtures.certificate("attestation-root")], statuses: statuses,
+                                                      roots: try roots.map(AttestationFixtures.certificate), statuses: statuses,
                                                       userVerification: userVerification)
                 try world.sesame.metadata.load(Array(service.blob(payload: TestMetadataService.payload(entries: [entry])).utf8),
                                                rootCertificates: [service.root.certificate])

@@ -38,8 +38,11 @@ public struct AuthenticatedPasskey: Sendable {
 /// blocked-user check and the sign-count, backup-state and last-use update, which refuses a count that did not move
 /// forward on every path.
 ///
+/// A registration is also judged by the loaded FIDO metadata and the project's ``AttestationPolicy``.
+///
 /// Refusals are ``SesameError``s whose ``SesameError/reason`` is the WebAuthn core's code or a domain reason
-/// (`unknown_credential`, `relying_party_changed`, `sign_count_regression`, `wrong_identity`, `user_not_verified`).
+/// (`unknown_credential`, `relying_party_changed`, `sign_count_regression`, `wrong_identity`, `user_not_verified`,
+/// an ``AttestationPolicy/Refusal`` code).
 public struct CeremonyEngine: Sendable {
     let store: Store
     let clock: any SesameClock
