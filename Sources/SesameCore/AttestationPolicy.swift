@@ -116,36 +116,37 @@ public struct AttestationPolicy: Sendable, Hashable {
             SesameError(.verificationFailed, "attestation policy: \(detail)", reason: reason)
         }
         let aaguid = registration.aaguid
-        // Step 1: a denied AAGUID is refused even when only claimed (refusing a claim is always safe).
+        // §7.1 step 23 leaves "acceptable" to the Relying Party's policy; this policy's rules, in order:
+        // Rule 1: a denied AAGUID is refused even when only claimed (refusing a claim is always safe).
         if deniedAAGUIDs.contains(aaguid) { throw refuse(Refusal.aaguidDenied, "AAGUID \(aaguid) is denied") }
-        // Step 2: the attestation types the project refuses (§7.1 step 21's result).
+        // §7.1 step 23: no attestation, or self attestation, must be acceptable under the Relying Party's policy.
         if registration.attestationType == .none, !acceptsNoneAttestation {
             throw refuse(Refusal.noneAttestation, "none attestation is refused")
         }
         if registration.attestationType == .self, !acceptsSelfAttestation {
             throw refuse(Refusal.selfAttestation, "self attestation is refused")
         }
-        // Step 3: the allow list, by the AAGUID the authenticator data names.
+        // Rule 2: the allow list, by the AAGUID the attested credential data names (§6.5.1).
         if !allowedAAGUIDs.isEmpty, !allowedAAGUIDs.contains(aaguid) {
             throw refuse(Refusal.aaguidNotAllowed, "AAGUID \(aaguid) is not on the allow list")
         }
         guard needsProvenModel else { return }
-        // Step 4: the model is proven only by an attestation chain validated to its metadata entry's roots (§7.1
-        // steps 22-23 with metadata as the source of trust anchors).
+        // Rule 3: the model is proven only by an attestation chain validated to its metadata entry's roots (§7.1
+        // steps 22-23 with metadata as the source of trust anchors, judged by MetadataTrust before this).
         guard let metadata else {
             throw refuse(Refusal.notInMetadata, "the loaded metadata has no entry for AAGUID \(aaguid)")
         }
         guard metadata.chainValidated else {
             throw refuse(Refusal.notAttested, "a \(registration.attestationType.rawValue) attestation does not prove the model")
         }
-        // Step 5: the certification level in force at the ceremony's time.
+        // Rule 4: the certification level in force at the ceremony's time (MDS3 §3.1.4 statuses).
         if let minimum = minimumCertificationLevel {
             let level = metadata.entry.certificationLevel(at: time)
             guard let level, level >= minimum else {
                 throw refuse(Refusal.certificationTooLow, "certification \(level?.description ?? "none") is below \(minimum)")
             }
         }
-        // Step 6: a way of verifying the user that involves a listed method.
+        // Rule 5: a way of verifying the user that involves a listed method (Metadata Statement userVerificationDetails).
         if !userVerificationMethods.isEmpty {
             let alternatives = metadata.entry.metadataStatement?.userVerificationDetails ?? []
             guard alternatives.contains(where: { $0.contains(where: userVerificationMethods.contains) }) else {

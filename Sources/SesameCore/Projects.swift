@@ -17,6 +17,17 @@ public struct Project: Sendable, Hashable {
     /// then refused (`attestation_policy_unreadable`) rather than judged by a weaker policy.
     var attestationPolicyUnreadable = false
 
+    /// The attestation policy to judge registrations by, and to show.
+    /// - Throws: `internal_failure` with reason `attestation_policy_unreadable` when the stored policy no longer
+    ///   reads (it is then neither applied as the default nor shown as it).
+    public func readableAttestationPolicy() throws(SesameError) -> AttestationPolicy {
+        guard !attestationPolicyUnreadable else {
+            throw SesameError(.internalFailure, "the project's stored attestation policy does not read; set it again",
+                              reason: "attestation_policy_unreadable")
+        }
+        return attestationPolicy
+    }
+
     /// What ceremonies and well-known files are computed from.
     public var configuration: ProjectConfiguration {
         ProjectConfiguration(relyingPartyID: relyingPartyID, relyingPartyName: relyingPartyName,

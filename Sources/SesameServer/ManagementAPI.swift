@@ -23,7 +23,7 @@ enum ManagementAPI {
         }
         router.add(.GET, "/api/v1/project/attestation-policy") { request in
             let key = try authenticate(request, sesame, .projectRead)
-            return policyResponse(try call { () throws(SesameError) in try sesame.projects.get(key.projectID) }.attestationPolicy)
+            return policyResponse(try call { () throws(SesameError) in try sesame.projects.get(key.projectID).readableAttestationPolicy() })
         }
         router.add(.PUT, "/api/v1/project/attestation-policy") { request in
             let key = try authenticate(request, sesame, .projectWrite)

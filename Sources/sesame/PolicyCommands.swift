@@ -40,7 +40,7 @@ enum PolicyCommands {
                 let sesame = try AdminCommands.openSesame(&args)
                 let id = try AdminCommands.projectID(&args, sesame)
                 try args.finish()
-                print(try sesame.projects.get(id).attestationPolicy.jsonText)
+                print(try sesame.projects.get(id).readableAttestationPolicy().jsonText)
             case "set":
                 var (policy, given) = try policyFlags(&args)
                 let sesame = try AdminCommands.openSesame(&args)

@@ -3,6 +3,7 @@ import SesameClient
 import SesameCore
 import SesameHTTP
 import SesameServer
+import SesameStore
 import SesameTestSupport
 import Synchronization
 import Testing
@@ -190,6 +191,16 @@ import WebAuthn
         let error = try #require(refused.object["error"] as? [String: Any], "\(refused.text)")
         #expect(error["code"] as? String == code && !(error["message"] as? String ?? "").isEmpty, "\(refused.text)")
         #expect(call(harness, .GET).text == Self.defaultJSON)
+    }
+
+    @Test("a stored policy that no longer reads is a 500 on GET, not the default; a PUT repairs it")
+    func unreadable() throws {
+        let harness = try Harness()
+        try harness.sesame.store.projects.setAttestationPolicy(projectID: harness.projectID, json: "{", at: Date())
+        let broken = call(harness, .GET)
+        #expect(broken.status == 500 && !broken.text.contains("acceptNoneAttestation"), "\(broken.text)")
+        #expect(call(harness, .PUT, body: #"{"acceptSelfAttestation":false}"#).status == 200)
+        #expect(call(harness, .GET).object["acceptSelfAttestation"] as? Bool == false)
     }
 
     @Test("needs a key: none is 401, a read-only key reads but cannot replace (403)")

@@ -1,6 +1,7 @@
 import Foundation
 import SesameClient
 import SesameCore
+import SesameStore
 import SesameTestSupport
 import Testing
 
@@ -80,6 +81,20 @@ import Testing
         try refused(["set", "--bogus", "x"], 2, "unknown flag --bogus")
         try refused(["explain"], 2, "unknown command 'project policy explain'")
         #expect(try SesameCLI.run(["project", "policy", "show"] + db).stdout == Self.defaultJSON + "\n", "nothing was stored")
+    }
+
+    @Test("a stored policy that no longer reads is not shown as the default: show exits 1 naming it; set repairs it")
+    func unreadable() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let database = "sqlite:\(folder.path)/sesame.db"
+        let db = ["--db", database]
+        let project = try #require(try SesameCLI.succeed(["project", "create", "--name", "Shop", "--rp-id", "shop.example"] + db)["id"] as? String)
+        try Store.open(database).projects.setAttestationPolicy(projectID: project, json: #"{"acceptNoneAttestation":"perhaps"}"#, at: Date())
+        let shown = try SesameCLI.run(["project", "policy", "show"] + db)
+        #expect(shown.status == 1 && shown.stdout.isEmpty && shown.stderr.contains("does not read; set it again"), "\(shown.stderr)")
+        try SesameCLI.succeed(["project", "policy", "set", "--none", "refuse"] + db)
+        #expect(try SesameCLI.succeed(["project", "policy", "show"] + db)["acceptNoneAttestation"] as? Bool == false)
     }
 
     @Test("a policy set by the CLI reaches a running server on PostgreSQL: the next registration asks for direct and a none attestation is refused",

@@ -127,14 +127,11 @@ public struct CeremonyEngine: Sendable {
     ///   `untrusted_attestation`) or a policy refusal; `attestation_policy_unreadable` when the project's stored
     ///   policy no longer reads; a storage error.
     func judge(_ verified: VerifiedRegistration, project: Project, at time: Date) throws(SesameError) {
-        guard !project.attestationPolicyUnreadable else {
-            throw SesameError(.internalFailure, "the project's stored attestation policy does not read; set it again",
-                              reason: "attestation_policy_unreadable")
-        }
+        let policy = try project.readableAttestationPolicy()
         let entry = try MetadataIdentifier(verified).flatMap { identifier throws(SesameError) in
             try MetadataService(store: store, clock: clock).entry(identifier)
         }
-        _ = try project.attestationPolicy.judge(verified, entry: entry, at: time)
+        _ = try policy.judge(verified, entry: entry, at: time)
     }
 
     /// Finishes an authentication (WebAuthn §7.2) with the `AuthenticationResponseJSON` against the consumed
