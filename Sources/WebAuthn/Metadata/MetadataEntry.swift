@@ -60,7 +60,18 @@ public struct AuthenticatorStatus: Hashable, Sendable, CustomStringConvertible {
 ///
 /// - SeeAlso: [FIDO MDS3 §3.1.4](https://fidoalliance.org/specs/mds/fido-metadata-service-v3.0-ps-20210518.html#authenticatorstatus-enum)
 public enum CertificationLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
-    case l1, l1Plus, l2, l2Plus, l3, l3Plus
+    /// `FIDO_CERTIFIED_L1` (and the deprecated `FIDO_CERTIFIED`).
+    case l1
+    /// `FIDO_CERTIFIED_L1plus`.
+    case l1Plus
+    /// `FIDO_CERTIFIED_L2`.
+    case l2
+    /// `FIDO_CERTIFIED_L2plus`.
+    case l2Plus
+    /// `FIDO_CERTIFIED_L3`.
+    case l3
+    /// `FIDO_CERTIFIED_L3plus`.
+    case l3Plus
 
     /// The status that grants this level, for example `FIDO_CERTIFIED_L1plus`.
     public var status: AuthenticatorStatus {
