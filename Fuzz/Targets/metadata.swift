@@ -3,7 +3,8 @@
 //
 // Checks, for every input: parsing never crashes; whatever Sesame accepts, Foundation's JSONSerialization accepts
 // too, as an object whose aaguid (lowercased), key identifiers (lowercased), status strings and statement
-// description are the ones Sesame read; and the latest status report at any time is one of the entry's reports.
+// description and userVerificationDetails methods are the ones Sesame read; and the latest status report and the
+// certification level at any time come from the entry's reports.
 import Foundation
 import WebAuthn
 
@@ -23,9 +24,15 @@ public func fuzzMetadataEntry(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
     guard statement?["description"] as? String == entry.metadataStatement?.description else {
         fatalError("description reads differently")
     }
+    let details = (statement?["userVerificationDetails"] as? [[[String: Any]]])?.map { $0.compactMap { $0["userVerificationMethod"] as? String } }
+    guard details == entry.metadataStatement?.userVerificationDetails else { fatalError("userVerificationDetails read differently") }
     for time in [Date.distantPast, Date(timeIntervalSince1970: 1_800_000_000), Date.distantFuture] {
         if let latest = entry.latestStatusReport(at: time), !entry.statusReports.contains(latest) {
             fatalError("the latest status report is not one of the entry's")
+        }
+        // The certification level in force is granted by one of the entry's reports.
+        if let level = entry.certificationLevel(at: time), !entry.statusReports.contains(where: { CertificationLevel($0.status) == level }) {
+            fatalError("a certification level no report grants")
         }
     }
     return 0

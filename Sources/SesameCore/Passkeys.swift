@@ -46,6 +46,9 @@ public struct RegistrationStart: Sendable, Hashable {
     public let expiresAt: Date
     /// The hourly registration limit after this start.
     public let rateLimit: RateLimitDecision
+    /// WebAuthn's attestation conveyance preference: `none`, or `direct` when the project's attestation policy needs
+    /// an attestation (``AttestationPolicy/attestationConveyance``).
+    public var attestation: String = "none"
 }
 
 /// A usernameless sign-in that started.
@@ -145,7 +148,7 @@ public struct PasskeyService: Sendable {
             passkeyID: id, challenge: record.challenge, rpID: policy.id, rpName: project.relyingPartyName, userHandle: user.userHandle,
             userName: userName, userDisplayName: user.name.isEmpty ? userName : user.name,
             algorithms: Self.algorithms.map(\.rawValue), excludeCredentials: excluded, createdAt: record.createdAt, expiresAt: record.expiresAt,
-            rateLimit: decision
+            rateLimit: decision, attestation: project.attestationPolicy.attestationConveyance
         )
     }
 
@@ -159,7 +162,7 @@ public struct PasskeyService: Sendable {
         let now = clock.now()
         let engine = CeremonyEngine(store: store, clock: clock)
         let consumed = try engine.consume(passkeyID, binding: .accountSession(userID: user.id, sessionID: session.id), project: project)
-        let verified = try engine.finishRegistration(credentialJSON, challenge: consumed, policy: policy)
+        let verified = try engine.finishRegistration(credentialJSON, challenge: consumed, project: project, policy: policy)
         let record = SesameStore.CredentialRecord(
             id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id, credentialID: verified.credentialID,
             publicKey: verified.publicKey.cborEncoded, algorithm: Int64(verified.publicKey.algorithm.rawValue),

@@ -11,6 +11,22 @@ public struct Project: Sendable, Hashable {
     public var authMethods: [String: Bool]
     public var platforms: [PlatformEntry]
     public let createdAt: Date
+    /// What the project accepts of the authenticators that register (``AttestationPolicy/default`` until set).
+    public var attestationPolicy: AttestationPolicy = .default
+    /// Set when the stored policy no longer reads (edited by hand, or written by a newer build): registrations are
+    /// then refused (`attestation_policy_unreadable`) rather than judged by a weaker policy.
+    var attestationPolicyUnreadable = false
+
+    /// The attestation policy to judge registrations by, and to show.
+    /// - Throws: `internal_failure` with reason `attestation_policy_unreadable` when the stored policy no longer
+    ///   reads (it is then neither applied as the default nor shown as it).
+    public func readableAttestationPolicy() throws(SesameError) -> AttestationPolicy {
+        guard !attestationPolicyUnreadable else {
+            throw SesameError(.internalFailure, "the project's stored attestation policy does not read; set it again",
+                              reason: "attestation_policy_unreadable")
+        }
+        return attestationPolicy
+    }
 
     /// What ceremonies and well-known files are computed from.
     public var configuration: ProjectConfiguration {
@@ -108,6 +124,19 @@ public struct ProjectService: Sendable {
         return try get(projectID)
     }
 
+    /// Replaces the project's attestation policy; the next registration of the project on any node is judged by it
+    /// (the change moves the configuration version). The default policy is stored as none.
+    /// - Parameter policy: the new policy; its lists are normalized (``AttestationPolicy/validated()``).
+    /// - Returns: the project with its new policy.
+    /// - Throws: `invalid_argument` for a policy that does not validate, `not_found`.
+    public func setAttestationPolicy(projectID: String, _ policy: AttestationPolicy) throws(SesameError) -> Project {
+        let policy = try policy.validated()
+        try StoreErrors.map { () throws(StoreError) in
+            try store.projects.setAttestationPolicy(projectID: projectID, json: policy == .default ? nil : policy.jsonText, at: clock.now())
+        }
+        return try get(projectID)
+    }
+
     /// Adds a platform after checking its fields.
     /// - Parameter id: a custom ID (Appwrite's rules), or `nil` for a new one.
     /// - Throws: `invalid_argument`; `conflict` when the ID is taken; `not_found`.
@@ -181,6 +210,14 @@ extension Project {
     init(record: ProjectRecord, platforms: [PlatformEntry]) {
         self.init(id: record.id, name: record.name, relyingPartyID: record.rpID, relyingPartyName: record.rpName,
                   authMethods: record.authMethods, platforms: platforms, createdAt: record.createdAt)
+        if let json = record.attestationPolicy {
+            // Written only after validation; a row that no longer reads fails closed (see attestationPolicyUnreadable).
+            if let policy = try? AttestationPolicy(jsonEncoded: Array(json.utf8)) {
+                attestationPolicy = policy
+            } else {
+                attestationPolicyUnreadable = true
+            }
+        }
     }
 }
 

@@ -64,5 +64,5 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The content type of JSON responses.
-    static let jsonContentType = "application/json; charset=utf-8"
+    public static let jsonContentType = "application/json; charset=utf-8"
 }

@@ -21,6 +21,18 @@ enum ManagementAPI {
             }
             return .json(ProjectBody(project))
         }
+        router.add(.GET, "/api/v1/project/attestation-policy") { request in
+            let key = try authenticate(request, sesame, .projectRead)
+            return policyResponse(try call { () throws(SesameError) in try sesame.projects.get(key.projectID).readableAttestationPolicy() })
+        }
+        router.add(.PUT, "/api/v1/project/attestation-policy") { request in
+            let key = try authenticate(request, sesame, .projectWrite)
+            guard !request.body.isEmpty else { throw HTTPError.badRequest(code: "invalid_json", message: "The request body is empty.") }
+            // The whole policy, read strictly (unknown members refused); what GET answers.
+            let policy = try call { () throws(SesameError) in try AttestationPolicy(jsonEncoded: request.body) }
+            let project = try call { () throws(SesameError) in try sesame.projects.setAttestationPolicy(projectID: key.projectID, policy) }
+            return policyResponse(project.attestationPolicy)
+        }
         router.add(.GET, "/api/v1/project/platforms") { request in
             let key = try authenticate(request, sesame, .projectRead)
             return .json(PlatformList(platforms: try call { () throws(SesameError) in try sesame.projects.get(key.projectID) }.platforms.map(PlatformBody.init)))
@@ -61,6 +73,11 @@ enum ManagementAPI {
             }
             return .json(ChallengeBody(id: consumed.id, challenge: Base64URL.encode(consumed.bytes), purpose: consumed.purpose, expiresAt: nil))
         }
+    }
+
+    /// A policy in its JSON form (``AttestationPolicy/jsonText``), every member written.
+    static func policyResponse(_ policy: AttestationPolicy) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": HTTPResponse.jsonContentType], body: Array(policy.jsonText.utf8))
     }
 
     /// The API key in `Authorization: Bearer ...`, which must hold `scope`.

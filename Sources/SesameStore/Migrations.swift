@@ -454,5 +454,12 @@ enum Schema {
                 """,
             ]
         },
+        Migration(version: 11, name: "attestation policy per project") { _ in
+            [
+                // The project's attestation policy as JSON (the domain's AttestationPolicy); NULL is the default policy.
+                // A column of projects, so migration 8's triggers bump the configuration version when it changes.
+                "ALTER TABLE projects ADD COLUMN attestation_policy TEXT",
+            ]
+        },
     ]
 }

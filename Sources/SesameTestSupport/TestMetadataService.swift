@@ -65,9 +65,10 @@ public struct TestMetadataService: Sendable {
     /// An entry's JSON text, with a FIDO2 or U2F statement whose roots are `roots`.
     /// - Parameters:
     ///   - statuses: the status reports as (status, effectiveDate) pairs.
+    ///   - userVerification: the statement's `userVerificationDetails` as alternatives of method names; left out when nil.
     public static func entry(aaguid: String? = nil, keyIdentifiers: [String] = [], description: String = "Test Authenticator",
                              roots: [Certificate], statuses: [(String, String?)] = [("FIDO_CERTIFIED_L1", "2025-06-01")],
-                             timeOfLastStatusChange: String = "2025-06-01") -> String {
+                             timeOfLastStatusChange: String = "2025-06-01", userVerification: [[String]]? = nil) -> String {
         let rootList = roots.map { "\"\(Data($0.derRepresentation).base64EncodedString())\"" }.joined(separator: ",")
         var identity = ""
         if let aaguid { identity += #""aaguid":"\#(aaguid)","# }
@@ -75,8 +76,14 @@ public struct TestMetadataService: Sendable {
             identity += #""attestationCertificateKeyIdentifiers":[\#(keyIdentifiers.map { "\"\($0)\"" }.joined(separator: ","))],"#
         }
         let family = aaguid == nil ? "u2f" : "fido2"
+        let details = userVerification.map { alternatives in
+            let text = alternatives.map { methods in
+                "[" + methods.map { #"{"userVerificationMethod":"\#($0)"}"# }.joined(separator: ",") + "]"
+            }
+            return #","userVerificationDetails":[\#(text.joined(separator: ","))]"#
+        } ?? ""
         let statement = #"{\#(identity)"description":"\#(description)","authenticatorVersion":1,"protocolFamily":"\#(family)","schema":3,"#
-            + #""attestationTypes":["basic_full"],"attestationRootCertificates":[\#(rootList)]}"#
+            + #""attestationTypes":["basic_full"],"attestationRootCertificates":[\#(rootList)]\#(details)}"#
         let reports = statuses.map { status, date in
             date.map { #"{"status":"\#(status)","effectiveDate":"\#($0)"}"# } ?? #"{"status":"\#(status)"}"#
         }

@@ -14,6 +14,7 @@ enum AdminCommands {
           sesame project list
           sesame project show [--project ID]
           sesame project set-rp [--project ID] --rp-id ID [--rp-name NAME]
+          sesame project policy show|set|reset [--project ID] ...   (see 'sesame project policy --help')
           sesame platform add [--project ID] (--web HOST | --android PACKAGE --fingerprint SHA256 [--fingerprint ...]
                                              | --apple TEAMID --bundle-id BUNDLE) [--name NAME]
           sesame platform list [--project ID]

@@ -12,6 +12,7 @@ enum SesameCommand {
         commands:
           serve                            run the server (see 'sesame serve --help')
           project create|list|show|set-rp  manage projects and their relying party
+          project policy show|set|reset    a project's attestation policy (see 'sesame project policy --help')
           platform add|list|remove         manage a project's web, Android and Apple platforms
           apikey create|list|revoke        manage a project's API keys
           partner ...                      inline-verification partners: keys, apps, webhooks, links
@@ -38,6 +39,8 @@ enum SesameCommand {
             }
             CrashReports.arrange(arguments: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
             exit(ServeCommand.run(Array(arguments.dropFirst())))
+        case "project" where arguments.dropFirst().first == "policy":
+            exit(PolicyCommands.run(Array(arguments.dropFirst(2))))
         case "project", "platform", "apikey":
             exit(AdminCommands.run(arguments[0], Array(arguments.dropFirst())))
         case "partner", "signing-key":

@@ -1,4 +1,5 @@
 import Foundation
+import SesameCore
 import SesameCrypto
 import WebAuthn
 
@@ -11,7 +12,7 @@ enum WebAuthnCommands {
           sesame webauthn verify-registration --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
               [--require-user-verification] [--no-require-user-presence] [--top-origin ORIGIN ...]
               [--trust-anchor PEM_FILE ...] [--now ISO8601]
-              [--metadata BLOB_FILE [--metadata-root PEM_FILE ...]]   < RegistrationResponseJSON
+              [--metadata BLOB_FILE [--metadata-root PEM_FILE ...]] [--policy POLICY_FILE]   < RegistrationResponseJSON
           sesame webauthn verify-authentication --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
               --public-key B64URL_COSE_KEY --sign-count N [--backup-eligible true|false]
               [--user-handle B64URL] [--usernameless] [--require-user-verification] [--top-origin ORIGIN ...]
@@ -27,6 +28,9 @@ enum WebAuthnCommands {
         --metadata judges the registration by a FIDO metadata (MDS3) BLOB, verified at --now to --metadata-root (default:
         the built-in FIDO Alliance root): the authenticator's entry names it ("authenticator", "metadataStatus"), a
         refusing status fails it (authenticator_revoked, ...), and its attestation chain must reach the entry's roots.
+        --policy then judges it by an attestation policy file, as the server judges a project's registrations (see
+        'sesame project policy --help' for the format): a refusal fails it with its code (attestation_none_refused,
+        aaguid_not_allowed, certification_level_too_low, ...); rules about the model need --metadata.
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -54,16 +58,18 @@ enum WebAuthnCommands {
         for path in args.all("--trust-anchor") { anchors += try readCertificates(path) }
         let now = try parseDate(try args.optional("--now"))
         let metadata = try readMetadata(try args.optional("--metadata"), roots: args.all("--metadata-root"), at: now)
+        let attestationPolicy = try args.optional("--policy").map(PolicyFile.read) ?? .default
         try args.finish()
         let input = try readStandardInput()
 
         let expectations = RegistrationExpectations(
             policy: policy, challenge: challenge, requiresUserPresence: requiresUserPresence, trustAnchors: anchors)
-        return report { () throws(WebAuthnError) -> RegistrationOutput in
+        return report { () throws -> RegistrationOutput in
             let registration = try RegistrationVerifier.verify(
                 try RegistrationCredential(json: input), expectations: expectations, at: now)
             let entry = metadata?.entry(for: registration)
-            let verdict = try entry.map { entry throws(WebAuthnError) in try MetadataTrust.evaluate(registration, entry: entry, at: now) }
+            // The server's judgement after the core: the entry's status and roots, then the attestation policy.
+            let verdict = try attestationPolicy.judge(registration, entry: entry, at: now)
             return RegistrationOutput(
                 verified: true, credentialId: Base64URL.encode(registration.credentialID),
                 publicKey: Base64URL.encode(registration.publicKey.cborEncoded),
@@ -72,7 +78,7 @@ enum WebAuthnCommands {
                 signCount: registration.signCount, userVerified: registration.userVerified,
                 backupEligible: registration.backupEligible, backedUp: registration.backedUp,
                 transports: registration.transports, authenticator: entry?.metadataStatement?.description,
-                metadataStatus: verdict?.status?.status.rawValue)
+                metadataStatus: verdict?.status?.status.rawValue, certificationLevel: entry?.certificationLevel(at: now)?.description)
         }
     }
 
@@ -186,14 +192,19 @@ enum WebAuthnCommands {
     }
 
     /// Runs a verification and prints its JSON outcome; returns the exit code.
-    private static func report<Output: Encodable>(_ verify: () throws(WebAuthnError) -> Output) -> Int32 {
+    /// - Parameter verify: throws a ``WebAuthnError`` (the core) or a ``SesameError`` (metadata and policy judgement).
+    private static func report<Output: Encodable>(_ verify: () throws -> Output) -> Int32 {
         do {
             printJSON(try verify())
             return 0
-        } catch {
+        } catch let error as WebAuthnError {
             printJSON(FailureOutput(verified: false, error: error.code.rawValue, message: error.detail))
-            return 1
+        } catch let error as SesameError {
+            printJSON(FailureOutput(verified: false, error: error.reason, message: error.detail))
+        } catch {
+            printJSON(FailureOutput(verified: false, error: "internal_failure", message: "\(error)"))
         }
+        return 1
     }
 
     private static func printJSON(_ value: some Encodable) {
@@ -227,6 +238,8 @@ private struct RegistrationOutput: Encodable {
     let authenticator: String?
     /// The status report in force, when `--metadata` has an entry for it.
     let metadataStatus: String?
+    /// The certification level in force (`FIDO_CERTIFIED_L1`, ...), when `--metadata` has an entry that grants one.
+    let certificationLevel: String?
 }
 
 private struct AuthenticationOutput: Encodable {

@@ -20,10 +20,11 @@ import WebAuthn
     }
 
     /// Writes a BLOB with one entry for the packed fixture and the test root, and returns the flags naming them.
-    func metadataFlags(statuses: [(String, String?)], nextUpdate: String = "2030-02-01") throws -> [String] {
+    func metadataFlags(statuses: [(String, String?)], nextUpdate: String = "2030-02-01", userVerification: [[String]]? = nil) throws -> [String] {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let entry = TestMetadataService.entry(aaguid: "5e5a4e30-0000-4000-8000-000000000001", description: "Sesame Packed Key",
-                                              roots: [try AttestationFixtures.certificate("attestation-root")], statuses: statuses)
+                                              roots: [try AttestationFixtures.certificate("attestation-root")], statuses: statuses,
+                                              userVerification: userVerification)
         let name = UUID().uuidString
         let blob = folder.appendingPathComponent("\(name).jwt"), root = folder.appendingPathComponent("\(name).pem")
         try Data(Self.service.blob(payload: TestMetadataService.payload(nextUpdate: nextUpdate, entries: [entry])).utf8).write(to: blob)
@@ -67,5 +68,76 @@ import WebAuthn
         flags.removeLast(2)  // the built-in FIDO root did not sign the test BLOB
         let untrusted = try run(try packedFixture(), flags)
         #expect(untrusted.status == 2 && untrusted.stderr.contains("metadata_untrusted_chain"), "\(untrusted.stderr)")
+    }
+
+    /// Writes `json` as a policy file and returns the flags naming it.
+    func policyFlags(_ json: String) throws -> [String] {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("\(UUID().uuidString).json")
+        try Data(json.utf8).write(to: file)
+        return ["--policy", file.path]
+    }
+
+    @Test("--policy: a registration the policy accepts verifies and names the authenticator and its certification level")
+    func policyAccepts() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let policy = #"{"acceptNoneAttestation":false,"allowedAAGUIDs":["5E5A4E30-0000-4000-8000-000000000001"],"#
+            + #""minimumCertificationLevel":"FIDO_CERTIFIED_L2","userVerificationMethods":["fingerprint_internal"]}"#
+        let outcome = try run(try packedFixture(), try metadataFlags(statuses: [("FIDO_CERTIFIED_L2plus", "2025-01-01")],
+                                                                      userVerification: [["fingerprint_internal"]]) + policyFlags(policy))
+        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(outcome.json["verified"] as? Bool == true)
+        #expect(outcome.json["authenticator"] as? String == "Sesame Packed Key")
+        #expect(outcome.json["certificationLevel"] as? String == "FIDO_CERTIFIED_L2plus")
+    }
+
+    @Test("--policy: each rule refuses with its reason code, exit 1", arguments: [
+        (#"{"acceptNoneAttestation":false}"#, "none", "attestation_none_refused"),
+        (#"{"acceptSelfAttestation":false}"#, "self", "attestation_self_refused"),
+        (#"{"deniedAAGUIDs":["5e5a4e30-0000-4000-8000-000000000001"]}"#, "packed", "aaguid_denied"),
+        (#"{"allowedAAGUIDs":["0bb1e7a5-0000-4000-8000-0000000000aa"]}"#, "packed", "aaguid_not_allowed"),
+        (#"{"allowedAAGUIDs":["5e5a4e30-0000-4000-8000-000000000001"]}"#, "none", "authenticator_not_attested"),
+        (#"{"minimumCertificationLevel":"FIDO_CERTIFIED_L3"}"#, "packed", "certification_level_too_low"),
+        (#"{"userVerificationMethods":["faceprint_internal"]}"#, "packed", "user_verification_method_not_allowed"),
+    ])
+    func policyRefuses(policy: String, attestation: String, reason: String) throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var fixture = try packedFixture()
+        switch attestation {
+        case "none": fixture.attestation = .none
+        case "self": fixture.attestation = .packedSelf
+        default: break
+        }
+        let outcome = try run(fixture, try metadataFlags(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01")], userVerification: [["passcode_internal"]])
+                                  + policyFlags(policy))
+        #expect(outcome.status == 1, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(outcome.json["verified"] as? Bool == false)
+        #expect(outcome.json["error"] as? String == reason, "\(outcome.stdout)")
+        #expect((outcome.json["message"] as? String)?.hasPrefix("attestation policy: ") == true, "\(outcome.stdout)")
+    }
+
+    @Test("--policy without --metadata: a rule about the model is authenticator_not_in_metadata; the others apply")
+    func policyWithoutMetadata() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let needsModel = try run(try packedFixture(), try policyFlags(#"{"minimumCertificationLevel":"FIDO_CERTIFIED_L1"}"#))
+        #expect(needsModel.status == 1 && needsModel.json["error"] as? String == "authenticator_not_in_metadata", "\(needsModel.stdout)")
+        let plain = try run(try packedFixture(), try policyFlags(#"{"acceptNoneAttestation":false}"#))
+        #expect(plain.status == 0 && plain.json["authenticator"] == nil, "\(plain.stdout)\(plain.stderr)")
+    }
+
+    @Test("--policy with a malformed or missing file is a usage error saying what is wrong, exit 2")
+    func policyFileErrors() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (json, message) in [("{", "not one JSON object"), (#"{"acceptNoneAttestation":"no"}"#, "acceptNoneAttestation must be true or false"),
+                                (#"{"minimumCertificationLevel":"gold"}"#, "minimumCertificationLevel must be null or one of"),
+                                (#"{"allowedAAGUIDs":["x"]}"#, #"allowedAAGUIDs: "x" is not an AAGUID"#), (#"{"extra":1}"#, #"unknown member "extra""#)] {
+            let flags = try policyFlags(json)
+            let outcome = try run(try packedFixture(), flags)
+            #expect(outcome.status == 2 && outcome.stderr.contains("policy file \(flags[1]): attestation policy: \(message)"),
+                    "\(json): \(outcome.stderr)")
+            #expect(outcome.stdout.isEmpty)
+        }
+        let missing = try run(try packedFixture(), ["--policy", folder.appendingPathComponent("missing.json").path])
+        #expect(missing.status == 2 && missing.stderr.contains("cannot read policy file"), "\(missing.stderr)")
     }
 }

@@ -270,21 +270,21 @@ import WebAuthn
         var challenge = try world.challenge(binding, userID: "alice")
         var consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
         let verified = try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed,
-                                                           policy: world.policy)
+                                                           project: world.project, policy: world.policy)
         #expect(verified.credentialID == world.fixture.credentialID)
 
         challenge = try world.challenge(binding, userID: "alice")
         world.fixture.clientData["origin"] = .string("https://evil.example")
         consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
         var error = try #require(throws: SesameError.self) {
-            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, project: world.project, policy: world.policy)
         }
         #expect(error.code == .verificationFailed && error.reason == "origin_mismatch")
 
         challenge = try world.challenge(binding, rpID: "localhost", userID: "alice")
         consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
         error = try #require(throws: SesameError.self) {
-            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+            try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, project: world.project, policy: world.policy)
         }
         #expect(error.code == .expired && error.reason == "relying_party_changed")
     }
@@ -295,33 +295,11 @@ import WebAuthn
     /// AAGUID under the statement roots `roots` (nothing loaded when nil).
     func register(_ backend: Backend, statuses: [(String, String?)]?, roots: [String] = ["attestation-root"],
                   attested: Bool = true) throws(SesameError) -> VerifiedRegistration {
-        var world: CeremonyEngineTests.World
-        do {
-            world = try CeremonyEngineTests.World(backend)
-            if let statuses {
-                let service = TestMetadataService()
-                let entry = TestMetadataService.entry(aaguid: "5e5a4e30-0000-4000-8000-000000000001",
-                                                      roots: try roots.map(AttestationFixtures.certificate), statuses: statuses)
-                try world.sesame.metadata.load(Array(service.blob(payload: TestMetadataService.payload(entries: [entry])).utf8),
-                                               rootCertificates: [service.root.certificate])
-            }
-            world.fixture.aaguid = AttestationFixtures.packedAAGUID
-            if attested {
-                world.fixture.attestation = .packedFull(key: try AttestationFixtures.key("attestation-packed"),
-                                                        certificates: [try AttestationFixtures.certificate("attestation-packed")])
-            }
-        } catch {
+        var world: AttestationPolicyEngineTests.PolicyWorld
+        do { world = try AttestationPolicyEngineTests.PolicyWorld(backend, statuses: statuses, roots: roots) } catch {
             preconditionFailure("fixture: \(error)")
         }
-        let binding = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
-        let consumed: ChallengeRecord
-        do {
-            let challenge = try world.challenge(binding, userID: "alice")
-            consumed = try world.engine.consume(challenge.id, binding: binding, project: world.project)
-        } catch {
-            preconditionFailure("challenge: \(error)")
-        }
-        return try world.engine.finishRegistration(CeremonyFixture.json(world.fixture.registration()), challenge: consumed, policy: world.policy)
+        return try world.register(attested ? .packed : .none)
     }
 
     @Test("registration with metadata: certified passes, each refusing status refuses with its reason, a chain to other roots is untrusted",

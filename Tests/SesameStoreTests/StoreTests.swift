@@ -80,6 +80,30 @@ struct StoreTests {
         #expect(try repo.list().map(\.id) == ["p1"])
     }
 
+    @Test("attestation policy: stored as given, cleared with nil, kept by other updates; each change bumps the configuration version",
+          arguments: Backend.allCases)
+    func attestationPolicy(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project("p1"))
+        #expect(try store.projects.get(id: "p1")?.attestationPolicy == nil)
+        let before = try store.configurationVersion.current()
+        try store.projects.setAttestationPolicy(projectID: "p1", json: #"{"acceptNoneAttestation":false}"#, at: t0.plus(seconds: 5))
+        let stored = try #require(try store.projects.get(id: "p1"))
+        #expect(stored.attestationPolicy == #"{"acceptNoneAttestation":false}"#)
+        #expect(stored.updatedAt == t0.plus(seconds: 5))
+        let afterSet = try store.configurationVersion.current()
+        #expect(afterSet > before)
+        // An update of the other fields keeps the policy.
+        var renamed = stored
+        renamed.name = "Renamed"
+        try store.projects.update(renamed)
+        #expect(try store.projects.get(id: "p1")?.attestationPolicy == #"{"acceptNoneAttestation":false}"#)
+        try store.projects.setAttestationPolicy(projectID: "p1", json: nil, at: t0.plus(seconds: 6))
+        #expect(try store.projects.get(id: "p1")?.attestationPolicy == nil)
+        #expect(try store.configurationVersion.current() > afterSet)
+        #expect(throws: StoreError.notFound) { try store.projects.setAttestationPolicy(projectID: "nope", json: nil, at: t0) }
+    }
+
     @Test("deleting a project cascades to everything it owns", arguments: Backend.allCases)
     func cascade(backend: Backend) throws {
         let store = try backend.makeStore()

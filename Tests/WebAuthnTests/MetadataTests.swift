@@ -328,3 +328,62 @@ struct MetadataTrustTests {
         expectCode(.authenticatorUserKeyPhysicalCompromise) { _ = try MetadataTrust.evaluate(registration, entry: entry, at: MDS.now) }
     }
 }
+
+@Suite("FIDO metadata: certification level and user verification details")
+struct MetadataCertificationTests {
+    private func entry(statuses: [(String, String?)], userVerification: [[String]]? = nil) throws -> MetadataEntry {
+        let blob = try MDS.load(MDS.blob(entries: [
+            TestMetadataService.entry(aaguid: MDS.packedAAGUID, roots: [try MDS.attestationRoot()], statuses: statuses,
+                                      userVerification: userVerification),
+        ]))
+        return try #require(blob.entries.first)
+    }
+
+    @Test("each certification status grants its level, FIDO_CERTIFIED counts as L1, the levels are ordered")
+    func levels() throws {
+        let expected: [(String, CertificationLevel)] = [
+            ("FIDO_CERTIFIED", .l1), ("FIDO_CERTIFIED_L1", .l1), ("FIDO_CERTIFIED_L1plus", .l1Plus), ("FIDO_CERTIFIED_L2", .l2),
+            ("FIDO_CERTIFIED_L2plus", .l2Plus), ("FIDO_CERTIFIED_L3", .l3), ("FIDO_CERTIFIED_L3plus", .l3Plus),
+        ]
+        for (status, level) in expected {
+            #expect(try entry(statuses: [(status, "2025-01-01")]).certificationLevel(at: MDS.now) == level, "\(status)")
+        }
+        #expect(CertificationLevel.allCases == CertificationLevel.allCases.sorted())
+        #expect(CertificationLevel.l1 < .l1Plus && CertificationLevel.l2Plus < .l3)
+        #expect(CertificationLevel(name: "FIDO_CERTIFIED_L2plus") == .l2Plus)
+        for name in ["FIDO_CERTIFIED", "fido_certified_l1", "L1", "REVOKED", ""] {
+            #expect(CertificationLevel(name: name) == nil, "\(name)")
+        }
+    }
+
+    @Test("the latest certification report in force decides; NOT_FIDO_CERTIFIED ends it, other statuses keep it")
+    func latestCertification() throws {
+        #expect(try entry(statuses: []).certificationLevel(at: MDS.now) == nil)
+        #expect(try entry(statuses: [("NOT_FIDO_CERTIFIED", "2025-01-01")]).certificationLevel(at: MDS.now) == nil)
+        let upgraded = try entry(statuses: [("FIDO_CERTIFIED_L2", "2026-01-01"), ("FIDO_CERTIFIED_L1", "2025-01-01")])
+        #expect(upgraded.certificationLevel(at: MDS.now) == .l2)
+        let kept = try entry(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01"), ("UPDATE_AVAILABLE", "2026-01-01")])
+        #expect(kept.certificationLevel(at: MDS.now) == .l2)
+        let withdrawn = try entry(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01"), ("NOT_FIDO_CERTIFIED", "2026-01-01")])
+        #expect(withdrawn.certificationLevel(at: MDS.now) == nil)
+        // A report not yet in force does not count.
+        let future = try entry(statuses: [("FIDO_CERTIFIED_L1", "2025-01-01"), ("FIDO_CERTIFIED_L3", "2031-01-01")])
+        #expect(future.certificationLevel(at: MDS.now) == .l1)
+    }
+
+    @Test("reads userVerificationDetails as alternatives of methods; absent is nil; a malformed one refuses the BLOB")
+    func userVerificationDetails() throws {
+        let details = [["fingerprint_internal"], ["passcode_external", "presence_internal"]]
+        #expect(try entry(statuses: [], userVerification: details).metadataStatement?.userVerificationDetails == details)
+        #expect(try entry(statuses: []).metadataStatement?.userVerificationDetails == nil)
+        let good = TestMetadataService.entry(aaguid: MDS.packedAAGUID, roots: [try MDS.attestationRoot()], userVerification: details)
+        for (from, to) in [(#""userVerificationDetails":[["#, #""userVerificationDetails":[7,["#),
+                           (#"{"userVerificationMethod":"fingerprint_internal"}"#, #"{"userVerificationMethod":1}"#),
+                           (#"{"userVerificationMethod":"fingerprint_internal"}"#, #""fingerprint_internal""#),
+                           (#"{"userVerificationMethod":"fingerprint_internal"}"#, #"{"method":"fingerprint_internal"}"#)] {
+            let broken = good.replacingOccurrences(of: from, with: to)
+            #expect(broken != good, "mutation \(from) did not apply")
+            expectCode(.metadataMalformed) { _ = try MDS.load(MDS.blob(entries: [broken])) }
+        }
+    }
+}

@@ -38,8 +38,11 @@ public struct AuthenticatedPasskey: Sendable {
 /// blocked-user check and the sign-count, backup-state and last-use update, which refuses a count that did not move
 /// forward on every path.
 ///
+/// A registration is also judged by the loaded FIDO metadata and the project's ``AttestationPolicy``.
+///
 /// Refusals are ``SesameError``s whose ``SesameError/reason`` is the WebAuthn core's code or a domain reason
-/// (`unknown_credential`, `relying_party_changed`, `sign_count_regression`, `wrong_identity`, `user_not_verified`).
+/// (`unknown_credential`, `relying_party_changed`, `sign_count_regression`, `wrong_identity`, `user_not_verified`,
+/// an ``AttestationPolicy/Refusal`` code).
 public struct CeremonyEngine: Sendable {
     let store: Store
     let clock: any SesameClock
@@ -90,15 +93,18 @@ public struct CeremonyEngine: Sendable {
     }
 
     /// Finishes a registration (WebAuthn §7.1) with the `RegistrationResponseJSON` against the consumed `challenge`, then
-    /// judges it by the loaded FIDO metadata (``judgeByMetadata(_:at:)``).
+    /// judges it by the loaded FIDO metadata and the project's attestation policy (``judge(_:project:at:)``).
+    /// - Parameters:
+    ///   - project: whose attestation policy applies (the challenge's project).
     /// - Throws: `expired` (`relying_party_changed`), `verification_failed` with the core's code (a refusing metadata
-    ///   status as `authenticator_revoked` and its siblings).
-    public func finishRegistration(_ credentialJSON: [UInt8], challenge: ChallengeRecord, policy: RelyingPartyPolicy) throws(SesameError)
-        -> VerifiedRegistration
+    ///   status as `authenticator_revoked` and its siblings) or an ``AttestationPolicy/Refusal`` code.
+    public func finishRegistration(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy)
+        throws(SesameError) -> VerifiedRegistration
     {
         guard challenge.rpID == policy.id else {
             throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
         }
+        guard challenge.projectID == project.id else { throw Self.challengeExpired }
         let now = clock.now()
         let verified: VerifiedRegistration
         do {
@@ -109,20 +115,23 @@ public struct CeremonyEngine: Sendable {
         } catch {
             throw SesameError.verification(error)
         }
-        try judgeByMetadata(verified, at: now)
+        try judge(verified, project: project, at: now)
         return verified
     }
 
-    /// When the loaded FIDO metadata has an entry for the authenticator (by AAGUID, or by attestation certificate key
-    /// identifier for U2F), its latest status may refuse the registration and its `attestationRootCertificates` are
-    /// the anchors an attestation chain must reach (``MetadataTrust``). An authenticator metadata does not know passes.
+    /// Judges a verified registration by the loaded FIDO metadata and then by the project's attestation policy
+    /// (``AttestationPolicy/judge(_:entry:at:)``). The entry is found by AAGUID, or by attestation certificate key
+    /// identifier for U2F; an authenticator metadata does not know passes the metadata and meets the policy without
+    /// an entry.
     /// - Throws: `verification_failed` with the core's code as the reason (`authenticator_revoked`, …,
-    ///   `untrusted_attestation`), or a storage error.
-    func judgeByMetadata(_ verified: VerifiedRegistration, at time: Date) throws(SesameError) {
-        guard let identifier = MetadataIdentifier(verified),
-              let entry = try MetadataService(store: store, clock: clock).entry(identifier)
-        else { return }
-        do { _ = try MetadataTrust.evaluate(verified, entry: entry, at: time) } catch { throw SesameError.verification(error) }
+    ///   `untrusted_attestation`) or a policy refusal; `attestation_policy_unreadable` when the project's stored
+    ///   policy no longer reads; a storage error.
+    func judge(_ verified: VerifiedRegistration, project: Project, at time: Date) throws(SesameError) {
+        let policy = try project.readableAttestationPolicy()
+        let entry = try MetadataIdentifier(verified).flatMap { identifier throws(SesameError) in
+            try MetadataService(store: store, clock: clock).entry(identifier)
+        }
+        _ = try policy.judge(verified, entry: entry, at: time)
     }
 
     /// Finishes an authentication (WebAuthn §7.2) with the `AuthenticationResponseJSON` against the consumed

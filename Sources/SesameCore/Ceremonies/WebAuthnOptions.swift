@@ -24,7 +24,8 @@ public struct CredentialDescriptorJSON: JSONWritable, Sendable, Hashable {
 }
 
 /// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn L3 §5.1.3 JSON form) of a registration: a discoverable
-/// credential, no attestation, user verification and timeout as the ceremony engine sets them.
+/// credential, the attestation the project's policy asks for (`none` by default), user verification and timeout as
+/// the ceremony engine sets them.
 public struct CreationOptionsJSON: JSONWritable, Sendable, Hashable {
     /// `PublicKeyCredentialRpEntity`: the relying party ID and name.
     public struct RelyingParty: Sendable, Hashable { public let id, name: String }
@@ -53,7 +54,8 @@ public struct CreationOptionsJSON: JSONWritable, Sendable, Hashable {
     public let timeout: Int
     public let excludeCredentials: [CredentialDescriptorJSON]
     public let authenticatorSelection: Selection
-    public let attestation = "none"
+    /// The attestation conveyance preference: `none`, or `direct` when the project's attestation policy needs one.
+    public var attestation = "none"
     public let hints: [String] = []
     public let extensions = Extensions()
 
@@ -179,13 +181,15 @@ extension RegistrationStart {
     /// The creation options the client passes to its authenticator.
     public var options: CreationOptionsJSON {
         let kind = ChallengeBinding.Kind.accountSession
-        return CreationOptionsJSON(
+        var options = CreationOptionsJSON(
             rp: .init(id: rpID, name: rpName),
             user: .init(id: Base64URL.encode(userHandle), name: userName, displayName: userDisplayName),
             challenge: Base64URL.encode(challenge), pubKeyCredParams: algorithms.map { .init(alg: $0) }, timeout: kind.timeoutMilliseconds,
             excludeCredentials: excludeCredentials.map(CredentialDescriptorJSON.init),
             authenticatorSelection: .init(userVerification: kind.userVerification.requested)
         )
+        options.attestation = attestation
+        return options
     }
 }
 

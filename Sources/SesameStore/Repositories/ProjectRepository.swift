@@ -11,10 +11,13 @@ public struct ProjectRecord: Sendable, Hashable {
     public var authMethods: [String: Bool]
     public var createdAt: Date
     public var updatedAt: Date
+    /// The attestation policy as JSON text, or nil for the default policy; written only by
+    /// ``ProjectRepository/setAttestationPolicy(projectID:json:at:)``.
+    public var attestationPolicy: String?
 
     public init(
         id: String, name: String, rpID: String, rpName: String, authMethods: [String: Bool] = [:],
-        createdAt: Date, updatedAt: Date
+        createdAt: Date, updatedAt: Date, attestationPolicy: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -23,6 +26,7 @@ public struct ProjectRecord: Sendable, Hashable {
         self.authMethods = authMethods
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.attestationPolicy = attestationPolicy
     }
 }
 
@@ -32,13 +36,14 @@ public struct ProjectRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    private static let columns = "id, name, rp_id, rp_name, auth_methods, created_at, updated_at"
+    private static let columns = "id, name, rp_id, rp_name, auth_methods, created_at, updated_at, attestation_policy"
+    private static let insertedColumns = "id, name, rp_id, rp_name, auth_methods, created_at, updated_at"
 
     /// Inserts a new project.
     /// - Throws: ``StoreError/Code/conflict`` when the ID exists.
     public func create(_ project: ProjectRecord) throws(StoreError) {
         try database.execute(
-            "INSERT INTO projects (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO projects (\(Self.insertedColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             [
                 .text(project.id), .text(project.name), .text(project.rpID), .text(project.rpName),
                 try JSONColumn.encode(project.authMethods), .date(project.createdAt), .date(project.updatedAt),
@@ -122,6 +127,17 @@ public struct ProjectRepository: Sendable {
         }
     }
 
+    /// Replaces a project's attestation policy (`nil`: the default), in one statement, so the configuration version
+    /// moves with it.
+    /// - Throws: ``StoreError/Code/notFound`` when the project does not exist.
+    public func setAttestationPolicy(projectID: String, json: String?, at now: Date) throws(StoreError) {
+        let changed = try database.execute(
+            "UPDATE projects SET attestation_policy = $2, updated_at = $3 WHERE id = $1",
+            [.text(projectID), .text(json), .date(now)]
+        )
+        guard changed > 0 else { throw StoreError(.notFound, "no such project") }
+    }
+
     /// Deletes a project and, by cascade, everything it owns.
     /// - Returns: whether a project was deleted.
     @discardableResult
@@ -134,7 +150,8 @@ public struct ProjectRepository: Sendable {
             id: try row.text("id"), name: try row.text("name"), rpID: try row.text("rp_id"),
             rpName: try row.text("rp_name"),
             authMethods: try JSONColumn.decode([String: Bool].self, from: row, "auth_methods"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at")
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            attestationPolicy: try row.optionalText("attestation_policy")
         )
     }
 }

@@ -262,6 +262,25 @@ public struct JSONObjectMembers: Sendable {
         return objects
     }
 
+    /// The names of the object's top-level members, to refuse ones a strict reader does not know.
+    public var names: Set<String> { Set(members.keys) }
+
+    /// Member `name` when it is an array of arrays of objects: each object's JSON text, as sent, in place.
+    public func objectArrays(_ name: String) -> [[[UInt8]]]? {
+        guard case .array(let elements)? = members[name] else { return nil }
+        var arrays: [[[UInt8]]] = []
+        for element in elements {
+            guard case .array(let inner) = element else { return nil }
+            var objects: [[UInt8]] = []
+            for value in inner {
+                guard case .object(let range) = value else { return nil }
+                objects.append(Array(bytes[range]))
+            }
+            arrays.append(objects)
+        }
+        return arrays
+    }
+
     /// Member `name` when it is an array of strings.
     public func strings(_ name: String) -> [String]? {
         guard case .array(let elements)? = members[name] else { return nil }

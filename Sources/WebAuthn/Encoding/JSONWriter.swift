@@ -72,6 +72,12 @@ public struct JSONWriter {
         bytes += Array((value ? "true" : "false").utf8)
     }
 
+    /// Writes `null`.
+    public mutating func null() {
+        separate()
+        bytes += Array("null".utf8)
+    }
+
     /// Writes a value that writes itself (one JSON value).
     public mutating func value(_ value: some JSONWritable) {
         value.write(to: &self)

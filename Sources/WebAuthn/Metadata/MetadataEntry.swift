@@ -56,6 +56,59 @@ public struct AuthenticatorStatus: Hashable, Sendable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
+/// A FIDO certification level that MDS3 status reports grant, ordered from the lowest (L1) to the highest (L3+).
+///
+/// - SeeAlso: [FIDO MDS3 §3.1.4](https://fidoalliance.org/specs/mds/fido-metadata-service-v3.0-ps-20210518.html#authenticatorstatus-enum)
+public enum CertificationLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+    /// `FIDO_CERTIFIED_L1` (and the deprecated `FIDO_CERTIFIED`).
+    case l1
+    /// `FIDO_CERTIFIED_L1plus`.
+    case l1Plus
+    /// `FIDO_CERTIFIED_L2`.
+    case l2
+    /// `FIDO_CERTIFIED_L2plus`.
+    case l2Plus
+    /// `FIDO_CERTIFIED_L3`.
+    case l3
+    /// `FIDO_CERTIFIED_L3plus`.
+    case l3Plus
+
+    /// The status that grants this level, for example `FIDO_CERTIFIED_L1plus`.
+    public var status: AuthenticatorStatus {
+        switch self {
+        case .l1: .fidoCertifiedL1
+        case .l1Plus: .fidoCertifiedL1Plus
+        case .l2: .fidoCertifiedL2
+        case .l2Plus: .fidoCertifiedL2Plus
+        case .l3: .fidoCertifiedL3
+        case .l3Plus: .fidoCertifiedL3Plus
+        }
+    }
+
+    /// The level a status grants: `FIDO_CERTIFIED_L1` to `FIDO_CERTIFIED_L3plus`, and the deprecated `FIDO_CERTIFIED`
+    /// as L1; nil for every other status.
+    /// - Parameter status: a status report's status.
+    public init?(_ status: AuthenticatorStatus) {
+        if status == .fidoCertified {
+            self = .l1
+            return
+        }
+        guard let level = Self.allCases.first(where: { $0.status == status }) else { return nil }
+        self = level
+    }
+
+    /// The level spelled as its status (`FIDO_CERTIFIED_L2`, exact case), or nil.
+    /// - Parameter name: the status text.
+    public init?(name: String) {
+        guard let status = AuthenticatorStatus(rawValue: name), status != .fidoCertified, let level = Self(status) else { return nil }
+        self = level
+    }
+
+    public var description: String { status.rawValue }
+
+    public static func < (lhs: CertificationLevel, rhs: CertificationLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
 /// One status report of a metadata entry (MDS3 `StatusReport`): what Sesame reads of it.
 ///
 /// - SeeAlso: [FIDO MDS3 §3.1.3](https://fidoalliance.org/specs/mds/fido-metadata-service-v3.0-ps-20210518.html#statusreport-dictionary)
@@ -83,6 +136,10 @@ public struct MetadataStatement: Sendable {
     public let attestationTypes: [String]
     /// The trust anchors of the model's attestation certificate chains.
     public let attestationRootCertificates: [Certificate]
+    /// The ways the model verifies its user (`userVerificationDetails`): each alternative is the set of methods it
+    /// combines, for example `[["fingerprint_internal"], ["passcode_internal", "presence_internal"]]`; nil when the
+    /// statement does not say.
+    public let userVerificationDetails: [[String]]?
 }
 
 /// One entry of a metadata BLOB (MDS3 `MetadataBLOBPayloadEntry`): an authenticator model, its statement and status.
@@ -156,6 +213,26 @@ public struct MetadataEntry: Sendable {
         return latest
     }
 
+    /// The certification level in force at `time`: of the status reports in force (ordered as in
+    /// ``latestStatusReport(at:)``), the latest that is about certification decides; `NOT_FIDO_CERTIFIED` ends a
+    /// level, and statuses such as `UPDATE_AVAILABLE` leave it as it was.
+    /// - Parameter time: the moment to judge, for example the ceremony's time.
+    /// - Returns: the level, or nil when no certification is in force.
+    public func certificationLevel(at time: Date) -> CertificationLevel? {
+        let inForce = statusReports.enumerated()
+            .filter { ($0.element.effectiveDate ?? .distantPast) <= time }
+            .sorted { ($0.element.effectiveDate ?? .distantPast, $0.offset) < ($1.element.effectiveDate ?? .distantPast, $1.offset) }
+        var level: CertificationLevel? = nil
+        for (_, report) in inForce {
+            if report.status == .notFIDOCertified {
+                level = nil
+            } else if let granted = CertificationLevel(report.status) {
+                level = granted
+            }
+        }
+        return level
+    }
+
     /// The trust anchors this entry gives attestation chains: its statement's `attestationRootCertificates`.
     public var trustAnchors: [Certificate] { metadataStatement?.attestationRootCertificates ?? [] }
 
@@ -209,9 +286,28 @@ public struct MetadataEntry: Sendable {
                 throw malformed("attestationRootCertificates holds something that is not a base64 DER certificate")
             }
         }
+        var userVerification: [[String]]? = nil
+        if !statement.isAbsentOrNull("userVerificationDetails") {
+            // An array of alternatives, each an array of VerificationMethodDescriptor objects (Metadata Statement §3.1).
+            guard let alternatives = statement.objectArrays("userVerificationDetails") else {
+                throw malformed("userVerificationDetails is not an array of arrays of objects")
+            }
+            var details: [[String]] = []
+            for alternative in alternatives {
+                var methods: [String] = []
+                for descriptor in alternative {
+                    guard let method = JSONObjectMembers(descriptor)?.string("userVerificationMethod") else {
+                        throw malformed("userVerificationDetails holds a descriptor without a userVerificationMethod string")
+                    }
+                    methods.append(method)
+                }
+                details.append(methods)
+            }
+            userVerification = details
+        }
         return MetadataStatement(description: description, protocolFamily: family, aaguid: aaguid,
                                  attestationCertificateKeyIdentifiers: identifiers, attestationTypes: types,
-                                 attestationRootCertificates: certificates)
+                                 attestationRootCertificates: certificates, userVerificationDetails: userVerification)
     }
 
     private static func statusReport(_ bytes: [UInt8]) throws(WebAuthnError) -> MetadataStatusReport {
@@ -245,7 +341,9 @@ public struct MetadataEntry: Sendable {
     }
 
     /// `text` in lowercase when it is a UUID of the 8-4-4-4-12 hex form, else nil.
-    static func normalizedAAGUID(_ text: String) -> String? {
+    /// - Parameter text: an AAGUID as written, for example `CB69481E-8FF7-4039-93EC-0A2729A154A8`.
+    /// - Returns: the lowercase form the verifier reports (``VerifiedRegistration/aaguid``), or nil.
+    public static func normalizedAAGUID(_ text: String) -> String? {
         let lower = Array(text.lowercased().utf8)
         guard lower.count == 36 else { return nil }
         for (index, byte) in lower.enumerated() {
