@@ -121,6 +121,7 @@ enum ServeCommand {
             return fail("cannot listen on \(configuration.host):\(configuration.port): \(error)", status: 1)
         }
         print("sesame: listening on http://\(configuration.host):\(server.boundPort)")
+        print("sesame: demo page: \(Bootstrap.demoURL(host: configuration.host, port: server.boundPort))")
         if durability == .process {
             print("sesame: --durability process: an acknowledged write survives a crash of sesame, not an OS crash or power loss")
         }
@@ -202,10 +203,12 @@ enum Defaults {
     }
 }
 
-/// First start: a default project for `localhost` and an admin API key, printed once.
+/// First start: a default project ready for local development and an admin API key, printed once.
 ///
-/// The project has the fixed ID `default`, so when several nodes start at once on an empty database exactly one
-/// creates it (the others meet a unique conflict) and only that one creates and prints the key.
+/// The project (relying party `localhost`, passkeys and email-password on, as every method is unless switched off)
+/// gets a `localhost` web platform, so a page on `http://localhost:PORT` (the demo at `/`, or one of the developer's
+/// own on any port) may call `/v1` at once. It has the fixed ID `default`, so when several nodes start at once on an
+/// empty database exactly one creates it (the others meet a unique conflict) and only that one creates and prints the key.
 enum Bootstrap {
     static func ensureDefaultProject(_ sesame: Sesame) throws(SesameError) {
         guard try sesame.projects.list().isEmpty else { return }
@@ -215,11 +218,20 @@ enum Bootstrap {
         } catch where error.code == .conflict {
             return
         }
+        _ = try sesame.projects.addPlatform(projectID: project.id, .web(hostname: "localhost"), name: "Local development")
         let (_, secret) = try sesame.apiKeys.create(projectID: project.id, name: "admin", scopes: APIKey.Scope.all)
         print("""
-            sesame: created project \(project.id) (relying party localhost) and its admin API key.
+            sesame: created project \(project.id) (relying party localhost, web platform localhost) and its admin API key.
             sesame: admin API key (shown once, store it now): \(secret)
             """)
+    }
+
+    /// Where the demo page of a server listening on `host:port` opens: `localhost` for loopback and wildcard
+    /// addresses, since the bootstrap relying party is `localhost` and `127.0.0.1` is another site to a browser.
+    static func demoURL(host: String, port: UInt16) -> String {
+        let local = ["127.0.0.1", "::1", "0.0.0.0", "::", "localhost"].contains(host.lowercased())
+        let shown = local ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
+        return "http://\(shown):\(port)/"
     }
 }
 
