@@ -1,9 +1,9 @@
 # Sesame: every entry point installs the Debian packages it needs (as root) before it builds.
 SWIFT        ?= swift
 DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
-# Tests start a throwaway PostgreSQL cluster and drive the server with the official Appwrite Python SDK (a venv in
-# .build/pyenv, made by the tests); benchmarks drive the server with wrk.
-TEST_PACKAGES  := postgresql python3 python3-venv
+# Tests start a throwaway PostgreSQL cluster, drive the server with the official Appwrite Python SDK (a venv in
+# .build/pyenv, made by the tests) and its pages with headless Chromium (Selenium in that venv); benchmarks use wrk.
+TEST_PACKAGES  := postgresql python3 python3-venv chromium chromium-driver
 BENCH_PACKAGES := wrk postgresql
 FUZZ_SECONDS ?= 60
 # make test fuzzes the faces for this long, with a seed taken from the commit (so a run can be replayed).
