@@ -20,9 +20,10 @@ deps:
 build: deps
 	$(SWIFT) build --product sesame
 
-## run: the server on LISTEN (default SESAME_LISTEN, else 127.0.0.1:8080) with the embedded SQLite database in
-## ./.sesame (first start prints an admin key): make run LISTEN=127.0.0.1:9090
-LISTEN ?= $(or $(SESAME_LISTEN),127.0.0.1:8080)
+## run: the server on LISTEN (default SESAME_LISTEN, else 127.0.0.1:PORT, PORT 8080) with the embedded SQLite
+## database in ./.sesame (first start prints an admin key): make run PORT=9000, make run LISTEN=0.0.0.0:9090
+PORT   ?= 8080
+LISTEN ?= $(or $(SESAME_LISTEN),127.0.0.1:$(PORT))
 run: build
 	.build/debug/sesame serve --db sqlite:./.sesame/sesame.db --listen $(LISTEN)
 

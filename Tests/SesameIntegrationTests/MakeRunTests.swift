@@ -82,10 +82,12 @@ struct MakeRunAddressTests {
         return output.standardOutput.split(separator: "\n").last { $0.contains("sesame serve") }.map(String.init) ?? output.standardOutput
     }
 
-    @Test("listens on 127.0.0.1:8080 unless LISTEN or SESAME_LISTEN says otherwise")
+    @Test("listens on 127.0.0.1:8080 unless PORT, LISTEN or SESAME_LISTEN says otherwise")
     func address() throws {
         #expect(try Self.runCommand().hasSuffix("--listen 127.0.0.1:8080"))
+        #expect(try Self.runCommand(["PORT=9000"]).hasSuffix("--listen 127.0.0.1:9000"))
         #expect(try Self.runCommand(["LISTEN=127.0.0.1:9090"]).hasSuffix("--listen 127.0.0.1:9090"))
+        #expect(try Self.runCommand(["LISTEN=127.0.0.1:9090", "PORT=9000"]).hasSuffix("--listen 127.0.0.1:9090"))
         #expect(try Self.runCommand(environment: ["SESAME_LISTEN": "0.0.0.0:7070"]).hasSuffix("--listen 0.0.0.0:7070"))
         #expect(try Self.runCommand(["LISTEN=127.0.0.1:9191"], environment: ["SESAME_LISTEN": "0.0.0.0:7070"]).hasSuffix("--listen 127.0.0.1:9191"))
     }
