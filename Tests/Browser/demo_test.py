@@ -40,6 +40,14 @@ def passkeys(browser):
     return browser.elements("#passkeys li")
 
 
+@check("on 127.0.0.1 the page says to open localhost instead (another site, not the relying party)")
+def wrong_host(browser):
+    browser.open(URL.replace("://localhost:", "://127.0.0.1:"))
+    ready(browser)
+    browser.wait(lambda b: b.element("#message").get_attribute("data-reason") == "not_localhost", "the localhost hint")
+    assert f"open {URL}" in browser.text("#message"), browser.text("#message")
+
+
 @check("the page loads signed out, with every control, and a screenshot that is not blank")
 def loads(browser):
     browser.open(URL)
@@ -109,6 +117,18 @@ def reload_after_sign_in(browser):
     signed_in(browser)
 
 
+@check("autofill: signed out, focusing #email offers the passkey (conditional mediation) and signs in")
+def autofill(browser):
+    browser.element("#signout").click()
+    signed_out(browser)
+    idle(browser)
+    assert browser.driver.execute_script("return PublicKeyCredential.isConditionalMediationAvailable()")
+    browser.element("#email").click()
+    signed_in(browser)
+    idle(browser)
+    assert "Signed in with your passkey" in browser.text("#message"), browser.text("#message")
+
+
 @check("rename the passkey; the new name stays after a reload")
 def rename(browser):
     item = passkeys(browser)[0]
@@ -145,6 +165,12 @@ def sign_in_with_deleted(browser):
     assert has_signal, "this Chromium lacks the Signal API"
     browser.wait(lambda b: b.credentials() == [], "the authenticator to drop the unknown credential")
     browser.screenshot(f"demo-{TAG}-4-deleted-passkey-refused")
+
+
+@check("no Content Security Policy violation and no uncaught error in the console along the way")
+def console_clean(browser):
+    bad = [line for line in browser.console() if "Content Security Policy" in line or "Refused to" in line or "Uncaught" in line]
+    assert not bad, bad
 
 
 if __name__ == "__main__":

@@ -151,9 +151,13 @@ $("email").addEventListener("focus", async () => {
   }
 });
 
-// The bootstrap project's relying party is localhost, and 127.0.0.1 is another site to the browser.
+// The bootstrap project's relying party is localhost, and 127.0.0.1 is another site to the browser (whose calls the
+// project refuses): say where to go instead of failing.
 if (location.hostname === "127.0.0.1" || location.hostname === "[::1]") {
+  $("status").textContent = "Not on localhost";
+  $("status").dataset.state = "wrong-host";
   show("error", `Passkeys of this project belong to localhost: open http://localhost:${location.port}/ instead.`, "not_localhost");
+  document.body.dataset.ready = "true";
+} else {
+  refresh().catch(fail);
 }
-
-refresh().catch(fail);
