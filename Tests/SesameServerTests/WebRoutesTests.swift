@@ -110,6 +110,26 @@ import Testing
         #expect(get("/demo/demo.js").headers["Cross-Origin-Resource-Policy"] == "same-origin")
     }
 
+    @Test("GET /verify is the hand-off page: no-store, no referrer, frame-ancestors 'none', the request ID nowhere in the answer")
+    func handOffPage() throws {
+        let requestID = "req_0123456789abcdef0123456789abcdef"
+        let response = get("/verify", query: ["request_id": requestID])
+        #expect(response.status == 200 && response.headers["Content-Type"] == "text/html; charset=utf-8")
+        #expect(response.headers["Cache-Control"] == "no-store" && response.headers["Referrer-Policy"] == "no-referrer")
+        #expect(response.headers["Content-Security-Policy"] == WebRoutes.pagePolicy && WebRoutes.pagePolicy.contains("frame-ancestors 'none'"))
+        let page = Self.text(response)
+        #expect(!page.contains(requestID) && !page.contains("{{"))
+        for id in ["state", "confirm", "decline", "partner", "scope"] { #expect(page.contains(#"id="\#(id)""#), "#\(id)") }
+        let links = Self.links(page)
+        #expect(links.count == 2 && links.contains { $0.hasPrefix("/verify/verify.js?v=") } && links.contains { $0.hasPrefix("/demo/demo.css?v=") })
+        for link in links {
+            let url = try #require(URLComponents(string: link))
+            let file = get(url.path, query: ["v": url.queryItems?.first?.value ?? ""])
+            #expect(file.status == 200 && file.headers["Cache-Control"] == "public, max-age=31536000, immutable", "\(link)")
+        }
+        #expect(Self.text(get("/verify/verify.js")).contains(#"from "/sdk/sesame.js?v="#))
+    }
+
     @Test("HEAD has no body; other methods are 405; unknown files are 404 in the platform error shape")
     func methods() throws {
         let head = get("/", method: .HEAD)

@@ -54,6 +54,16 @@ enum WebAssets {
     static let demoScript = sdk.flatMap {
         WebAsset(resource: "demo/demo.js", servedAt: "/demo/demo.js", contentType: javaScript, links: ["sdk": $0])
     }
+    /// The hosted hand-off page's script.
+    static let verifyScript = sdk.flatMap {
+        WebAsset(resource: "verify/verify.js", servedAt: "/verify/verify.js", contentType: javaScript, links: ["sdk": $0])
+    }
+    /// The hosted hand-off page at `/verify` (shares the demo's style).
+    static let verifyPage: WebAsset? = {
+        guard let verifyScript, let demoStyle else { return nil }
+        return WebAsset(resource: "verify/index.html", servedAt: "/verify", contentType: "text/html; charset=utf-8",
+                        links: ["verify.js": verifyScript, "demo.css": demoStyle])
+    }()
     /// The demo page at `/`, which links its script and style by their versioned paths.
     static let demoPage: WebAsset? = {
         guard let demoScript, let demoStyle else { return nil }

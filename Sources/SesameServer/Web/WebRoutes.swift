@@ -1,6 +1,7 @@
 import SesameHTTP
 
-/// The web face: the demo page at `/` and the files it and other pages load (the browser SDK at `/sdk/sesame.js`).
+/// The web face: the demo page at `/`, the hosted hand-off page at `/verify`, and the files they and other pages load
+/// (the browser SDK at `/sdk/sesame.js`).
 ///
 /// Pages get a strict Content Security Policy (scripts and styles from this origin only, never inline), no caching
 /// (they show who is signed in), no referrer and no framing. Scripts and styles are cached for good under their
@@ -16,6 +17,11 @@ enum WebRoutes {
         router.add(.GET, "/sdk/sesame.js", corsAnyOrigin: true) { request in try file(WebAssets.sdk, request, crossOrigin: true) }
         router.add(.GET, "/demo/demo.js") { request in try file(WebAssets.demoScript, request) }
         router.add(.GET, "/demo/demo.css") { request in try file(WebAssets.demoStyle, request) }
+        // The hosted hand-off page (`url` and `web_url` of inline verification): the request ID is in its URL, so the
+        // page is never cached and sends no referrer; its script reads the ID from the address, the server logs only
+        // the route.
+        router.add(.GET, "/verify") { _ in try page(WebAssets.verifyPage) }
+        router.add(.GET, "/verify/verify.js") { request in try file(WebAssets.verifyScript, request) }
     }
 
     /// A page: never cached, never framed, no referrer, scripts only from this origin.
