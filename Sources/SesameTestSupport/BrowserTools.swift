@@ -9,7 +9,8 @@ public enum BrowserTools {
     /// The Debian packages of the browser and its driver.
     public static let debianPackages = ["chromium", "chromium-driver"]
     /// The pinned PyPI packages (Selenium 4.40 and later want a newer `certifi` than the registry serves here).
-    public static let requirements = ["selenium==4.39.0", "pillow==13.0.0"]
+    /// (zxing-cpp decodes the QR codes the pages show.)
+    public static let requirements = ["selenium==4.39.0", "pillow==13.0.0", "zxing-cpp==3.1.1"]
     /// The folder of the Python page tests.
     public static let scripts: URL = PythonEnvironment.repository.appendingPathComponent("Tests/Browser")
     /// Where the page tests save their screenshots.

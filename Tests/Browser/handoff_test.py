@@ -2,7 +2,7 @@
 
 A person signs up on the demo page (a passkey for the localhost relying party), the partner's ref is linked to them
 with the CLI, and the partner's server opens requests: a linked one confirmed on the page, an unlinked one
-confirmed with the same (discoverable) passkey, one declined, and an unknown ID. The partner's server then reads
+confirmed with the same (discoverable) passkey, one declined, and an unknown ID, and the request's QR code. The partner's server then reads
 each outcome with its API key, never the page's word.
 
 Environment: SESAME_URL (http://localhost:PORT/), SESAME_SCREENSHOTS, SESAME_CLI (the sesame binary), SESAME_DB,
@@ -14,6 +14,9 @@ import os
 import subprocess
 import time
 import urllib.request
+
+import zxingcpp
+from PIL import Image
 
 from browser import check, main
 
@@ -37,6 +40,7 @@ def new_request(**fields):
     grant = api("/operations/sdk/create-session", {})["anchor_grant_token"]
     created = api("/operations/sdk/create-verification-link", fields, bearer=grant)
     assert created["web_url"].endswith(f"/verify?request_id={created['request_id']}"), created
+    state["created"] = created
     return created["request_id"]
 
 
@@ -92,6 +96,17 @@ def linked(browser):
     token = claims(answer["verification_token"])
     assert token["verified"] is True and token["linked"] is True and token["partner_user_ref"] == "acct_grace", token
     state["finished"] = request_id
+
+
+@check("qr_code_url: the SVG as Chromium draws it decodes (zxing-cpp) to the request's web_url")
+def qr_code(browser):
+    created = state["created"]
+    assert created["qr_code_url"].endswith(f"/operations/qr/{created['request_id']}.svg"), created
+    browser.open(created["qr_code_url"])
+    path = browser.screenshot("handoff-qr")
+    with Image.open(path) as image:
+        found = [result.text for result in zxingcpp.read_barcodes(image)]
+    assert found == [created["web_url"]], found
 
 
 @check("opening a finished request again says it is finished, with nothing to press")

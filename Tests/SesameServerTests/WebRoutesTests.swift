@@ -130,6 +130,22 @@ import Testing
         #expect(Self.text(get("/verify/verify.js")).contains(#"from "/sdk/sesame.js?v="#))
     }
 
+    @Test("qr_code_url: an SVG for any well-formed request ID (no lookup), no-store, no referrer; other names are 404 in the partner shape")
+    func qrCode() throws {
+        let id = "req_0123456789abcdef0123456789abcdef"
+        let response = get("/operations/qr/\(id).svg")
+        #expect(response.status == 200 && response.headers["Content-Type"] == "image/svg+xml")
+        #expect(response.headers["Cache-Control"] == "no-store" && response.headers["Referrer-Policy"] == "no-referrer")
+        #expect(response.headers["Content-Security-Policy"] == "default-src 'none'")
+        #expect(Self.text(response).hasPrefix("<svg ") && !Self.text(response).contains(id), "the ID is encoded, not written out")
+        for name in ["req_x.svg", "req_0123456789abcdef0123456789abcdef.png", "req_0123456789ABCDEF0123456789ABCDEF.svg",
+                     "0123456789abcdef0123456789abcdef.svg", "req_0123456789abcdef0123456789abcdefsvg", ".svg"] {
+            let refused = get("/operations/qr/\(name)")
+            let error = (try? JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])?["error"] as? [String: Any]
+            #expect(refused.status == 404 && error?["statusCode"] as? Int == 404 && error?["code"] as? String == "not_found", "\(name)")
+        }
+    }
+
     @Test("HEAD has no body; other methods are 405; unknown files are 404 in the platform error shape")
     func methods() throws {
         let head = get("/", method: .HEAD)

@@ -1,3 +1,4 @@
+import SesameCore
 import SesameHTTP
 
 /// The web face: the demo page at `/`, the hosted hand-off page at `/verify`, and the files they and other pages load
@@ -11,7 +12,7 @@ enum WebRoutes {
     static let pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
         + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-    static func add(to router: inout Router) {
+    static func add(to router: inout Router, inline: InlineConfiguration) {
         router.add(.GET, "/") { _ in try page(WebAssets.demoPage) }
         // Pages of any origin may import the SDK (module scripts are fetched with CORS).
         router.add(.GET, "/sdk/sesame.js", corsAnyOrigin: true) { request in try file(WebAssets.sdk, request, crossOrigin: true) }
@@ -22,6 +23,22 @@ enum WebRoutes {
         // the route.
         router.add(.GET, "/verify") { _ in try page(WebAssets.verifyPage) }
         router.add(.GET, "/verify/verify.js") { request in try file(WebAssets.verifyScript, request) }
+        // The QR code of a request's hand-off page (`qr_code_url`): the page's URL, encoded without a lookup, so it
+        // tells nothing about the request; a name that is not `<request ID>.svg` is 404.
+        router.add(.GET, "/operations/qr/:file", corsAnyOrigin: true) { request in
+            let file = request.pathParameters["file"] ?? ""
+            let requestID = String(file.dropLast(4))
+            guard file.hasSuffix(".svg"), VerificationService.isRequestID(requestID),
+                  let code = QRCode(bytes: Array(inline.handOffURL(requestID: requestID).utf8)) else {
+                throw HTTPError.notFound(code: "not_found", message: "No such QR code.")
+            }
+            var headers = securityHeaders
+            headers.set("Content-Type", "image/svg+xml")
+            headers.set("Cache-Control", "no-store")
+            headers.set("Content-Security-Policy", "default-src 'none'")
+            headers.set("Cross-Origin-Resource-Policy", "cross-origin")
+            return HTTPResponse(status: 200, headers: headers, body: Array(code.svg.utf8))
+        }
     }
 
     /// A page: never cached, never framed, no referrer, scripts only from this origin.
@@ -48,7 +65,7 @@ enum WebRoutes {
         return HTTPResponse(status: 200, headers: headers, body: asset.bytes)
     }
 
-    private static var securityHeaders: HTTPHeaders {
+    static var securityHeaders: HTTPHeaders {
         ["Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"]
     }
 
