@@ -2,7 +2,7 @@
 
 A person signs up on the demo page (a passkey for the localhost relying party), the partner's ref is linked to them
 with the CLI, and the partner's server opens requests: a linked one confirmed on the page, an unlinked one
-confirmed with the same (discoverable) passkey, one declined, and an unknown ID, and the request's QR code. The partner's server then reads
+confirmed with the same (discoverable) passkey, one declined, and a link: true request refused since the person is linked already, an unknown ID, the request's QR code, and setup_url. The partner's server then reads
 each outcome with its API key, never the page's word.
 
 Environment: SESAME_URL (http://localhost:PORT/), SESAME_SCREENSHOTS, SESAME_CLI (the sesame binary), SESAME_DB,
@@ -127,6 +127,21 @@ def unlinked(browser):
     assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is False, answer
 
 
+@check("link: true: the page says it links; the person is linked to another ref already, so the request fails (already_linked)")
+def link(browser):
+    request_id = new_request(scope="secure_account", partner_user_ref="acct_grace_2", link=True)
+    open_request(browser, request_id)
+    browser.wait(lambda b: page_state(b) == "pending", "a pending request")
+    assert "links your account" in browser.text("#state"), browser.text("#state")
+    browser.element("#confirm").click()
+    browser.wait(lambda b: page_state(b) == "failed", "the failed state")
+    assert "already linked" in browser.text("#state") and not browser.element("#confirm").is_displayed(), browser.text("#state")
+    assert status(request_id)["status"] == "failed"
+    # Nothing was linked: the new ref still has no person.
+    fallback = api("/operations/request/passkey-options", {"request_id": new_request(scope="checkout", partner_user_ref="acct_grace_2")})
+    assert fallback.get("reason") == "not_linked", fallback
+
+
 @check("Decline fails the request (user_denied) and the partner's status says failed")
 def decline(browser):
     request_id = new_request(scope="transfer", partner_user_ref="acct_grace")
@@ -145,6 +160,20 @@ def unknown(browser):
     open_request(browser, "req_" + "0" * 32)
     browser.wait(lambda b: page_state(b) == "unknown", "the unknown state")
     assert not browser.element("#confirm").is_displayed()
+
+
+@check("setup_url (a not_linked fallback's way through) opens the account page, where the person signs in with the passkey")
+def setup(browser):
+    fallback = api("/operations/request/passkey-options", {"request_id": new_request(scope="checkout", partner_user_ref="acct_nobody")})
+    assert fallback.get("reason") == "not_linked" and fallback["setup_url"].endswith("/app/account/passkey"), fallback
+    browser.open(fallback["setup_url"].replace(fallback["setup_url"].split("/app/")[0], URL.rstrip("/")))
+    browser.wait(lambda b: b.driver.execute_script("return document.body.dataset.ready === 'true'"), "the setup page")
+    if browser.text("#status") != "Signed out":
+        browser.element("#signout").click()
+        browser.wait(lambda b: b.text("#status") == "Signed out", "signed out")
+    browser.element("#signin").click()
+    browser.wait(lambda b: b.text("#status") == f"Signed in as {EMAIL}" and len(b.elements("#passkeys li")) == 1, "the sign-in")
+    browser.screenshot("handoff-4-setup")
 
 
 @check("no Content Security Policy violation and no uncaught error in the console along the way")

@@ -46,7 +46,7 @@ import Glibc
         if backend == .postgres { environment["SESAME_MASTER_KEY_FILE"] = TestMasterKey.sharedFile }
         let run = try BrowserTools.run("handoff_test.py", environment: environment)
         #expect(run.status == 0, "hand-off page on \(backend.rawValue):\n\(run.standardOutput)\(run.standardError)\nserver:\n\(server.stderr.suffix(3000))")
-        #expect(run.standardOutput.split(separator: "\n").last == "8 passed, 0 failed", "\(run.standardOutput)")
+        #expect(run.standardOutput.split(separator: "\n").last == "10 passed, 0 failed", "\(run.standardOutput)")
         // The request IDs travelled in the page's URL; the request log shows the route only, never an ID.
         #expect(server.stderr.contains(#""route":"/verify""#) && !server.stderr.contains("req_"), "\(server.stderr.suffix(2000))")
     }

@@ -146,6 +146,15 @@ import Testing
         }
     }
 
+    @Test("setup_url's page (/app/account/passkey) is the demo page with the same headers, for now")
+    func setupPage() {
+        let setup = get("/app/account/passkey"), demo = get("/")
+        #expect(setup.status == 200 && setup.body == demo.body)
+        for name in ["Content-Type", "Cache-Control", "Content-Security-Policy", "Referrer-Policy", "X-Frame-Options"] {
+            #expect(setup.headers[name] != nil && setup.headers[name] == demo.headers[name], "\(name)")
+        }
+    }
+
     @Test("HEAD has no body; other methods are 405; unknown files are 404 in the platform error shape")
     func methods() throws {
         let head = get("/", method: .HEAD)

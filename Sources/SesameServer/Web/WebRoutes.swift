@@ -14,6 +14,9 @@ enum WebRoutes {
 
     static func add(to router: inout Router, inline: InlineConfiguration) {
         router.add(.GET, "/") { _ in try page(WebAssets.demoPage) }
+        // setup_url of inline verification: until the ID pages come, the account page of the bootstrap project (sign
+        // in with a passkey, or sign up, and add a passkey), which is where inline verification's people live.
+        router.add(.GET, "/app/account/passkey") { _ in try page(WebAssets.demoPage) }
         // Pages of any origin may import the SDK (module scripts are fetched with CORS).
         router.add(.GET, "/sdk/sesame.js", corsAnyOrigin: true) { request in try file(WebAssets.sdk, request, crossOrigin: true) }
         router.add(.GET, "/demo/demo.js") { request in try file(WebAssets.demoScript, request) }
