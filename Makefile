@@ -1,9 +1,9 @@
 # Sesame: every entry point installs the Debian packages it needs (as root) before it builds.
 SWIFT        ?= swift
 DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
-# Tests start a throwaway PostgreSQL cluster and drive the server with the official Appwrite Python SDK (a venv in
-# .build/pyenv, made by the tests); benchmarks drive the server with wrk.
-TEST_PACKAGES  := postgresql python3 python3-venv
+# Tests start a throwaway PostgreSQL cluster, drive the server with the official Appwrite Python SDK (a venv in
+# .build/pyenv, made by the tests) and its pages with headless Chromium (Selenium in that venv); benchmarks use wrk.
+TEST_PACKAGES  := postgresql python3 python3-venv chromium chromium-driver
 BENCH_PACKAGES := wrk postgresql
 FUZZ_SECONDS ?= 60
 # make test fuzzes the faces for this long, with a seed taken from the commit (so a run can be replayed).
@@ -20,9 +20,10 @@ deps:
 build: deps
 	$(SWIFT) build --product sesame
 
-## run: the server on LISTEN (default SESAME_LISTEN, else 127.0.0.1:8080) with the embedded SQLite database in
-## ./.sesame (first start prints an admin key): make run LISTEN=127.0.0.1:9090
-LISTEN ?= $(or $(SESAME_LISTEN),127.0.0.1:8080)
+## run: the server on LISTEN (default SESAME_LISTEN, else 127.0.0.1:PORT, PORT 8080) with the embedded SQLite
+## database in ./.sesame (first start prints an admin key): make run PORT=9000, make run LISTEN=0.0.0.0:9090
+PORT   ?= 8080
+LISTEN ?= $(or $(SESAME_LISTEN),127.0.0.1:$(PORT))
 run: build
 	.build/debug/sesame serve --db sqlite:./.sesame/sesame.db --listen $(LISTEN)
 

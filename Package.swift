@@ -41,7 +41,8 @@ let package = Package(
         .target(
             name: "SesameServer",
             dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI", "BotShieldAPI"],
-            resources: [.copy("openapi.json")], swiftSettings: swiftSettings
+            // Assets: the web face's files (browser SDK, demo page), served as they are, no build step.
+            resources: [.copy("openapi.json"), .copy("Assets")], swiftSettings: swiftSettings
         ),
         // The Swift SDK: never depends on server modules; on Apple platforms it uses CryptoKit instead of OpenSSL.
         .target(
@@ -85,7 +86,7 @@ let package = Package(
         .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameStore", "WebAuthn", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SesameServerTests", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport"],
+            name: "SesameServerTests", dependencies: ["SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameCrypto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -90,9 +90,11 @@ enum PasskeyRoutes {
             let body = try AppwriteAPI.members(request)
             let challengeID = try AppwriteAPI.required(try AppwriteAPI.string(body, "challengeId"), "challengeId")
             let credential = try credentialJSON(body)
-            let (token, observed) = try ceremonyCall("authentication") { () throws(SesameError) in
-                try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
-                                                 requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
+            let (token, observed) = try markingUnknownCredential { () throws(HTTPError) in
+                try ceremonyCall("authentication") { () throws(SesameError) in
+                    try sesame.passkeys.finishSignIn(project: caller.project, challengeID: challengeID, credentialJSON: credential,
+                                                     requestOrigin: origin(request), clientIP: withKey ? nil : request.remoteAddress)
+                }
             }
             var response = AppwriteAPI.json(TokenSecretModel(token), status: 201)
             response.ceremony = observed
@@ -114,6 +116,23 @@ enum PasskeyRoutes {
         } catch {
             var refused = appwriteError(error, notFound: .userPasskeyNotFound, conflict: .userPasskeyAlreadyExists)
             refused.ceremony = CeremonyObservation(face: "appwrite", ceremony: ceremony, reason: error.reason)
+            throw refused
+        }
+    }
+
+    /// Runs a sign-in finish; a refusal because no passkey has the credential ID (deleted, or never registered here)
+    /// keeps Appwrite's generic `user_passkey_invalid` but adds `X-Sesame-Unknown-Credential: true`, so the browser
+    /// SDK can tell the browser to forget that passkey (WebAuthn's `signalUnknownCredential`). It tells the holder of a
+    /// credential only that this server does not know it, which is what the Signal API exists for.
+    static func markingUnknownCredential<T>(_ body: () throws(HTTPError) -> T) throws(HTTPError) -> T {
+        do {
+            return try body()
+        } catch {
+            var refused = error
+            if refused.ceremony?.reason == "unknown_credential" {
+                refused.headers.set("X-Sesame-Unknown-Credential", "true")
+                refused.headers.set("Access-Control-Expose-Headers", "X-Sesame-Unknown-Credential")
+            }
             throw refused
         }
     }

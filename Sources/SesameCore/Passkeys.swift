@@ -83,6 +83,8 @@ public struct PasskeyService: Sendable {
     let store: Store
     let clock: any SesameClock
     let secrets: SecretsAtRest
+    /// Whether the 10 sign-ins per IP per hour hold (``Sesame/perIPLimits``).
+    let perIPLimits: Bool
 
     /// How long a registration or sign-in challenge works: 5 minutes.
     public static let challengeLifetime: TimeInterval = CeremonyEngine.challengeLifetime
@@ -254,7 +256,7 @@ public struct PasskeyService: Sendable {
     }
 
     private func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) -> RateLimitDecision? {
-        guard let clientIP else { return nil }
+        guard perIPLimits, let clientIP else { return nil }
         let decision = try RateLimiter(store: store, clock: clock).hit("passkey-signin-\(step):\(clientIP)", limit: Self.attemptsPerHour, window: 3600)
         guard decision.allowed else { throw SesameError(.rateLimited, "10 passkey sign-ins per IP per hour", rateLimit: decision) }
         return decision

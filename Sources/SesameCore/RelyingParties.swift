@@ -61,6 +61,14 @@ public enum RelyingParties {
         return !port.isEmpty && port.count <= 5 && port.allSatisfy(\.isNumber) && (Int(port) ?? 0) <= 65_535
     }
 
+    /// Whether pages of the web platform `hostname` (`*.` wildcards included) may run ceremonies for `rpID`: the
+    /// hostname is the relying party ID or under it. WebAuthn refuses any other (`SecurityError` in the browser), so
+    /// such a platform serves CORS only.
+    public static func isOnRelyingParty(webPlatform hostname: String, rpID: String) -> Bool {
+        let bare = hostname.hasPrefix("*.") ? String(hostname.dropFirst(2)) : hostname
+        return !rpID.isEmpty && (bare == rpID || bare.hasSuffix("." + rpID))
+    }
+
     /// Whether the web platform `hostname` (`*.` wildcards included) covers `host`: the hostname itself, or for a
     /// wildcard every subdomain but not the apex.
     static func covers(_ hostname: String, host: String) -> Bool {
@@ -98,8 +106,7 @@ public struct ProjectConfiguration: Sendable, Hashable {
         var seen = Set<String>()
         return platforms.flatMap { platform -> [String] in
             if case .web(let host) = platform {
-                let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
-                return bare == rpID || bare.hasSuffix("." + rpID) ? platform.origins(rpID: rpID) : []
+                return RelyingParties.isOnRelyingParty(webPlatform: host, rpID: rpID) ? platform.origins(rpID: rpID) : []
             }
             return platform.origins(rpID: rpID)
         }.filter { seen.insert($0).inserted }

@@ -8,6 +8,9 @@ public struct Sesame: Sendable {
     public let inline: InlineConfiguration
     /// The master keys that seal the secrets the server reads back (never stored in the database).
     public let masterKeys: MasterKeyring
+    /// Whether the per-IP rate limits hold (passkey sign-in, token exchange, the public inline endpoints); off only
+    /// by the development switch `--dev-no-ip-limits`, for one developer on loopback.
+    public let perIPLimits: Bool
     private let signerOverride: (any VerificationTokenSigner)?
     /// Projects, platforms, API keys and secrets read from memory while the configuration version stays.
     let configurationCache = ConfigurationCache()
@@ -17,10 +20,10 @@ public struct Sesame: Sendable {
     public var challenges: ChallengeService { ChallengeService(store: store, clock: clock) }
     public var rateLimiter: RateLimiter { RateLimiter(store: store, clock: clock) }
     public var users: UserService { UserService(store: store, clock: clock) }
-    public var sessions: SessionService { SessionService(store: store, clock: clock, secrets: secrets) }
+    public var sessions: SessionService { SessionService(store: store, clock: clock, secrets: secrets, perIPLimits: perIPLimits) }
     /// The one ceremony engine every face's passkey registration and sign-in finish through.
     public var ceremonies: CeremonyEngine { CeremonyEngine(store: store, clock: clock) }
-    public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock, secrets: secrets) }
+    public var passkeys: PasskeyService { PasskeyService(store: store, clock: clock, secrets: secrets, perIPLimits: perIPLimits) }
     public var jwts: JWTService { JWTService(store: store, clock: clock, secrets: secrets) }
     /// Sealing, opening and re-sealing the secrets at rest under ``masterKeys``.
     public var secrets: SecretsAtRest { SecretsAtRest(store: store, clock: clock, cache: configurationCache, keys: masterKeys) }
@@ -38,12 +41,14 @@ public struct Sesame: Sendable {
     /// - Parameters:
     ///   - masterKeys: the master keys (``MasterKeyring/none`` leaves every sealed secret unusable).
     ///   - tokenSigner: replaces the stored signing keys (tests of a failing signer).
+    ///   - perIPLimits: false switches the per-IP rate limits off (development only).
     public init(store: Store, clock: any SesameClock = SystemClock(), inline: InlineConfiguration = InlineConfiguration(),
-                masterKeys: MasterKeyring, tokenSigner: (any VerificationTokenSigner)? = nil) {
+                masterKeys: MasterKeyring, tokenSigner: (any VerificationTokenSigner)? = nil, perIPLimits: Bool = true) {
         self.store = store
         self.clock = clock
         self.inline = inline
         self.masterKeys = masterKeys
         self.signerOverride = tokenSigner
+        self.perIPLimits = perIPLimits
     }
 }

@@ -51,6 +51,8 @@ public struct SessionService: Sendable {
     let store: Store
     let clock: any SesameClock
     let secrets: SecretsAtRest
+    /// Whether the token exchanges per IP and user hold (``Sesame/perIPLimits``).
+    let perIPLimits: Bool
 
     /// The lifetime of a session unless the caller asks for less: one year, like Appwrite's default.
     public static let defaultLifetime: TimeInterval = 365 * 24 * 3600
@@ -160,7 +162,7 @@ public struct SessionService: Sendable {
     public func createFromToken(projectID: String, userID: String, secret: String, clientIP: String? = nil, client: ClientInfo)
         throws(SesameError) -> (session: Session, secret: String)
     {
-        if let clientIP {
+        if perIPLimits, let clientIP {
             let decision = try RateLimiter(store: store, clock: clock)
                 .hit("token:\(projectID):\(clientIP):\(userID)", limit: Self.tokenAttemptsPerHour, window: 3600)
             guard decision.allowed else { throw SesameError(.rateLimited, "10 token exchanges per IP and user per hour", rateLimit: decision) }

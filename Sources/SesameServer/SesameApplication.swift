@@ -23,6 +23,7 @@ public final class SesameApplication: Sendable {
         ManagementAPI.add(to: &router, sesame: sesame)
         AppwriteAPI.add(to: &router, sesame: sesame)
         BotShieldAPI.add(to: &router, sesame: sesame)
+        WebRoutes.add(to: &router, inline: sesame.inline)
         self.router = router
     }
 

@@ -58,7 +58,9 @@ enum AdminCommands {
                 let platform = try platformFlags(&args)
                 let name = try args.optional("--name")
                 try args.finish()
-                printJSON(PlatformOutput(try sesame.projects.addPlatform(projectID: id, platform, name: name)))
+                let entry = try sesame.projects.addPlatform(projectID: id, platform, name: name)
+                printJSON(PlatformOutput(entry))
+                warnIfCORSOnly(entry.platform, project: try sesame.projects.get(id))
             case ("platform", "list"):
                 let id = try projectID(&args, sesame)
                 try args.finish()
@@ -93,6 +95,21 @@ enum AdminCommands {
         } catch {
             return exitStatus(error, usage: usage)
         }
+    }
+
+    /// Warns on stderr when a web platform is outside the project's relying party: accepted (pages there may call
+    /// the API, CORS), but no passkey can be made or used there, and the browser says only `SecurityError`.
+    static func warnIfCORSOnly(_ platform: Platform, project: Project) {
+        guard case .web(let host) = platform, host != RelyingParties.localhostID else { return }
+        let rpID = project.relyingPartyID
+        guard !RelyingParties.isOnRelyingParty(webPlatform: host, rpID: rpID) else { return }
+        let relyingParty = rpID.isEmpty ? "the project has no relying party ID" : "the relying party ID is \(rpID)"
+        FileHandle.standardError.write(Data("""
+            sesame: warning: web platform \(host) added for CORS only: \(relyingParty), and a browser runs passkeys only on \
+            pages whose host is the relying party ID or under it (elsewhere it refuses with SecurityError). Pages on \(host) may \
+            call the API; for passkeys there, use a host under the relying party ID, or set it with 'sesame project set-rp'.
+
+            """.utf8))
     }
 
     /// Splits an admin command's words into flags with their values (`switches` take none) and positional words: a

@@ -14,10 +14,13 @@ enum ServeCommand {
                             [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
                             [--webhooks on|off] [--max-connections N] [--max-connections-per-ip N]
                             [--header-timeout SECONDS] [--master-key-file PATH] [--durability full|process]
+                            [--dev-no-ip-limits]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
           SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
           SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS, SESAME_MAX_CONNECTIONS,
-          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT, SESAME_DURABILITY. Flags win.
+          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT, SESAME_DURABILITY, SESAME_DEV_NO_IP_LIMITS=1. Flags win.
+          --dev-no-ip-limits switches the per-IP rate limits off (passkey sign-ins, token exchanges, the public inline
+          endpoints), so one developer on loopback is never locked out: for development only, never in production.
           --durability full (the default) acknowledges a write once it is on stable storage: it survives SIGKILL,
           an OS crash and power loss. process acknowledges it once it is in the database's log: it survives SIGKILL
           of Sesame, but an OS crash or power loss may lose the last moments of writes (SQLite does not wait for the
@@ -42,7 +45,7 @@ enum ServeCommand {
 
     static func run(_ raw: [String]) -> Int32 {
         do {
-            var args = try Arguments(raw, booleanFlags: ["--webhooks-allow-local"])
+            var args = try Arguments(raw, booleanFlags: ["--webhooks-allow-local", "--dev-no-ip-limits"])
             let environment = ProcessInfo.processInfo.environment
             func setting(_ flag: String, _ variable: String) throws(Arguments.UsageError) -> String? {
                 try args.optional(flag) ?? environment[variable]
@@ -89,10 +92,11 @@ enum ServeCommand {
             guard let durability = Durability(rawValue: durabilityText) else {
                 throw Arguments.UsageError(message: "--durability must be full or process")
             }
+            let perIPLimits = !(args.flag("--dev-no-ip-limits") || environment["SESAME_DEV_NO_IP_LIMITS"] == "1")
             let masterKeys = try MasterKeySettings(&args, environment: environment)
             try args.finish()
             return serve(database: database, durability: durability, masterKeys: masterKeys, configuration: configuration, inline: inline,
-                         deliversWebhooks: webhooks == "on", log: logMode == "json" ? RequestLog() : nil)
+                         perIPLimits: perIPLimits, deliversWebhooks: webhooks == "on", log: logMode == "json" ? RequestLog() : nil)
         } catch let error as Arguments.UsageError {
             return fail("\(error.message)\n\(usage)", status: 2)
         } catch {
@@ -101,10 +105,11 @@ enum ServeCommand {
     }
 
     private static func serve(database: String, durability: Durability, masterKeys: MasterKeySettings, configuration: HTTPServer.Configuration,
-                              inline: InlineConfiguration, deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
+                              inline: InlineConfiguration, perIPLimits: Bool, deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
         let sesame: Sesame
         do {
-            sesame = try masterKeys.openForServing(database: database, store: try Store.open(database, durability: durability), inline: inline)
+            sesame = try masterKeys.openForServing(database: database, store: try Store.open(database, durability: durability), inline: inline,
+                                                   perIPLimits: perIPLimits)
             try Bootstrap.ensureDefaultProject(sesame)
         } catch let error as MasterKeySettings.Failure {
             return fail(error.message, status: 1)
@@ -121,6 +126,14 @@ enum ServeCommand {
             return fail("cannot listen on \(configuration.host):\(configuration.port): \(error)", status: 1)
         }
         print("sesame: listening on http://\(configuration.host):\(server.boundPort)")
+        print("sesame: demo page: \(Bootstrap.demoURL(host: configuration.host, port: server.boundPort))")
+        if !perIPLimits {
+            // Loud on both streams: a switch for one developer's loopback must never pass unnoticed in production.
+            let warning = "sesame: WARNING: --dev-no-ip-limits: the per-IP rate limits are OFF (passkey sign-ins, token exchanges, "
+                + "public inline endpoints). Development only: never run a public server like this."
+            print(warning)
+            FileHandle.standardError.write(Data((warning + "\n").utf8))
+        }
         if durability == .process {
             print("sesame: --durability process: an acknowledged write survives a crash of sesame, not an OS crash or power loss")
         }
@@ -202,10 +215,12 @@ enum Defaults {
     }
 }
 
-/// First start: a default project for `localhost` and an admin API key, printed once.
+/// First start: a default project ready for local development and an admin API key, printed once.
 ///
-/// The project has the fixed ID `default`, so when several nodes start at once on an empty database exactly one
-/// creates it (the others meet a unique conflict) and only that one creates and prints the key.
+/// The project (relying party `localhost`, passkeys and email-password on, as every method is unless switched off)
+/// gets a `localhost` web platform, so a page on `http://localhost:PORT` (the demo at `/`, or one of the developer's
+/// own on any port) may call `/v1` at once. It has the fixed ID `default`, so when several nodes start at once on an
+/// empty database exactly one creates it (the others meet a unique conflict) and only that one creates and prints the key.
 enum Bootstrap {
     static func ensureDefaultProject(_ sesame: Sesame) throws(SesameError) {
         guard try sesame.projects.list().isEmpty else { return }
@@ -215,11 +230,20 @@ enum Bootstrap {
         } catch where error.code == .conflict {
             return
         }
+        _ = try sesame.projects.addPlatform(projectID: project.id, .web(hostname: "localhost"), name: "Local development")
         let (_, secret) = try sesame.apiKeys.create(projectID: project.id, name: "admin", scopes: APIKey.Scope.all)
         print("""
-            sesame: created project \(project.id) (relying party localhost) and its admin API key.
+            sesame: created project \(project.id) (relying party localhost, web platform localhost) and its admin API key.
             sesame: admin API key (shown once, store it now): \(secret)
             """)
+    }
+
+    /// Where the demo page of a server listening on `host:port` opens: `localhost` for loopback and wildcard
+    /// addresses, since the bootstrap relying party is `localhost` and `127.0.0.1` is another site to a browser.
+    static func demoURL(host: String, port: UInt16) -> String {
+        let local = ["127.0.0.1", "::1", "0.0.0.0", "::", "localhost"].contains(host.lowercased())
+        let shown = local ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
+        return "http://\(shown):\(port)/"
     }
 }
 

@@ -7,7 +7,7 @@ enum SesameCommand {
     static let usage = """
         Sesame, a self-hosted passkey (WebAuthn) server.
 
-        usage: sesame <command> [arguments]
+        usage: sesame [--db DATABASE] [--project ID] <command> [arguments]
 
         commands:
           serve                            run the server (see 'sesame serve --help')
@@ -23,12 +23,19 @@ enum SesameCommand {
           webauthn verify-authentication   verify an authentication response read from stdin
           help                             show this text
 
-        Run 'sesame webauthn --help' for the verifier's flags.
+        --db (default SESAME_DB, else sqlite:./.sesame/sesame.db), --project and --master-key-file may come before
+        the command or after it. Run 'sesame webauthn --help' for the verifier's flags.
         """
 
     static func main() {
         CryptoLibrary.keepLoadedUntilExit()
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments: [String]
+        do {
+            arguments = try GlobalFlags.normalized(Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            FileHandle.standardError.write(Data("sesame: \(error.message)\n\n\(usage)\n".utf8))
+            exit(2)
+        }
         switch arguments.first {
         case "webauthn":
             exit(WebAuthnCommands.run(Array(arguments.dropFirst())))

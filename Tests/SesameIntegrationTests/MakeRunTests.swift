@@ -82,10 +82,12 @@ struct MakeRunAddressTests {
         return output.standardOutput.split(separator: "\n").last { $0.contains("sesame serve") }.map(String.init) ?? output.standardOutput
     }
 
-    @Test("listens on 127.0.0.1:8080 unless LISTEN or SESAME_LISTEN says otherwise")
+    @Test("listens on 127.0.0.1:8080 unless PORT, LISTEN or SESAME_LISTEN says otherwise")
     func address() throws {
         #expect(try Self.runCommand().hasSuffix("--listen 127.0.0.1:8080"))
+        #expect(try Self.runCommand(["PORT=9000"]).hasSuffix("--listen 127.0.0.1:9000"))
         #expect(try Self.runCommand(["LISTEN=127.0.0.1:9090"]).hasSuffix("--listen 127.0.0.1:9090"))
+        #expect(try Self.runCommand(["LISTEN=127.0.0.1:9090", "PORT=9000"]).hasSuffix("--listen 127.0.0.1:9090"))
         #expect(try Self.runCommand(environment: ["SESAME_LISTEN": "0.0.0.0:7070"]).hasSuffix("--listen 0.0.0.0:7070"))
         #expect(try Self.runCommand(["LISTEN=127.0.0.1:9191"], environment: ["SESAME_LISTEN": "0.0.0.0:7070"]).hasSuffix("--listen 127.0.0.1:9191"))
     }
@@ -104,5 +106,44 @@ struct ServeSignalTests {
             #expect(exit == .exited(0), "round \(round): \(String(describing: exit))")
             if exit == nil { server.kill() }
         }
+    }
+}
+
+@Suite("the bootstrap project on a first start")
+struct BootstrapTests {
+    @Test("is ready for a page on http://localhost:PORT: a localhost web platform, passkeys on, the demo URL printed")
+    func readyForLocalDevelopment() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let database = "sqlite:\(folder.path)/sesame.db"
+        let server = try ServerProcess.start(database: database)
+        defer { server.kill() }
+        #expect(server.stdout.contains("sesame: demo page: http://localhost:\(server.port)/\n"), "\(server.stdout)")
+        let platforms = try SesameCLI.run(["platform", "list", "--db", database]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(platforms.count == 1 && platforms.first?["type"] as? String == "web" && platforms.first?["value"] as? String == "localhost",
+                "\(platforms)")
+
+        // What a browser on the demo page sends: an Origin of http://localhost:PORT, no key.
+        let client = HTTPClient(port: server.port, key: nil)
+        let origin = "http://localhost:\(server.port)"
+        let start = try client.post("/v1/account/tokens/passkey", "{}", headers: [("X-Appwrite-Project", "default"), ("Origin", origin)])
+        #expect(start.status == 201, "\(start)")
+        let options = start.json["publicKey"] as? [String: Any]
+        #expect(options?["rpId"] as? String == "localhost", "\(start)")
+        #expect(start.header("Access-Control-Allow-Origin") == origin)
+        // Another origin stays refused, and 127.0.0.1 is not localhost.
+        for other in ["http://127.0.0.1:\(server.port)", "https://evil.example"] {
+            let refused = try client.post("/v1/account/tokens/passkey", "{}", headers: [("X-Appwrite-Project", "default"), ("Origin", other)])
+            #expect(refused.status == 403 && refused.json["type"] as? String == "general_unknown_origin", "\(other): \(refused)")
+        }
+
+        // A restart neither bootstraps again nor adds a second platform, and still prints the demo page.
+        server.terminate()
+        let again = try ServerProcess.start(database: database)
+        defer { again.kill() }
+        #expect(again.adminKey == nil && again.stdout.contains("sesame: demo page: http://localhost:\(again.port)/"), "\(again.stdout)")
+        let after = try SesameCLI.run(["platform", "list", "--db", database]).stdout.split(separator: "\n").count
+        #expect(after == 1)
     }
 }

@@ -244,7 +244,7 @@ public struct InlinePasskeyService: Sendable {
     }
 
     private func limit(_ clientIP: String?) throws(SesameError) {
-        guard let clientIP else { return }
+        guard sesame.perIPLimits, let clientIP else { return }
         let limit = sesame.inline.publicCallsPerMinutePerIP
         let decision = try sesame.rateLimiter.hit("inline-ip:\(clientIP)", limit: limit, window: 60)
         guard decision.allowed else { throw SesameError(.rateLimited, "\(limit) calls per IP per minute", rateLimit: decision) }

@@ -1,0 +1,305 @@
+// Sesame browser SDK: passkeys for your own accounts through a Sesame server's Appwrite-compatible API (/v1).
+//
+// An ES module written by hand: no dependencies, no build step. Load it from the server that serves it:
+//
+//   import { Sesame } from "https://sesame.example/sdk/sesame.js";
+//   const sesame = new Sesame({ project: "default" });        // endpoint: that server's /v1
+//   await sesame.account.create({ email, password });
+//   await sesame.account.createEmailPasswordSession({ email, password });
+//   await sesame.account.createPasskey({ name: "This laptop" });
+//   await sesame.account.signInWithPasskey();                  // usernameless; { conditional: true } for autofill
+//
+// Sessions travel in the server's HttpOnly cookie (fetch with credentials), never in script-readable storage.
+
+// ---------------------------------------------------------------------------------------------------------------
+// base64url and the WebAuthn JSON forms
+
+/** Encodes bytes (an ArrayBuffer or a view) as base64url without padding. */
+export function base64urlEncode(bytes) {
+  const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let binary = "";
+  for (const byte of view) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Decodes base64url (padded or not) into an ArrayBuffer. */
+export function base64urlDecode(text) {
+  const base64 = text.replace(/-/g, "+").replace(/_/g, "/");
+  const binary = atob(base64 + "===".slice((base64.length + 3) % 4));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes.buffer;
+}
+
+const credentialDescriptors = (list) => (list ?? []).map((descriptor) => ({ ...descriptor, id: base64urlDecode(descriptor.id) }));
+
+/** PublicKeyCredentialCreationOptionsJSON to the options of `navigator.credentials.create`, without the browser's parser. */
+export function fallbackParseCreationOptions(json) {
+  return {
+    ...json,
+    challenge: base64urlDecode(json.challenge),
+    user: { ...json.user, id: base64urlDecode(json.user.id) },
+    excludeCredentials: credentialDescriptors(json.excludeCredentials),
+  };
+}
+
+/** PublicKeyCredentialRequestOptionsJSON to the options of `navigator.credentials.get`, without the browser's parser. */
+export function fallbackParseRequestOptions(json) {
+  return { ...json, challenge: base64urlDecode(json.challenge), allowCredentials: credentialDescriptors(json.allowCredentials) };
+}
+
+/** A credential as RegistrationResponseJSON or AuthenticationResponseJSON, without the browser's `toJSON`. */
+export function fallbackCredentialToJSON(credential) {
+  const response = credential.response;
+  const json = {
+    id: credential.id,
+    rawId: base64urlEncode(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
+    response: { clientDataJSON: base64urlEncode(response.clientDataJSON) },
+  };
+  if ("attestationObject" in response) {
+    json.response.attestationObject = base64urlEncode(response.attestationObject);
+    json.response.transports = response.getTransports?.() ?? [];
+  } else {
+    json.response.authenticatorData = base64urlEncode(response.authenticatorData);
+    json.response.signature = base64urlEncode(response.signature);
+    json.response.userHandle = response.userHandle ? base64urlEncode(response.userHandle) : undefined;
+  }
+  return json;
+}
+
+const nativeJSON = () => typeof PublicKeyCredential !== "undefined" && typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function";
+
+/** The browser's `PublicKeyCredential.parseCreationOptionsFromJSON` where it has one, else the fallback. */
+export function parseCreationOptions(json) {
+  return nativeJSON() ? PublicKeyCredential.parseCreationOptionsFromJSON(json) : fallbackParseCreationOptions(json);
+}
+
+/** The browser's `PublicKeyCredential.parseRequestOptionsFromJSON` where it has one, else the fallback. */
+export function parseRequestOptions(json) {
+  return nativeJSON() ? PublicKeyCredential.parseRequestOptionsFromJSON(json) : fallbackParseRequestOptions(json);
+}
+
+/** The credential's own `toJSON()` where the browser has it, else the fallback. */
+export function credentialToJSON(credential) {
+  return typeof credential.toJSON === "function" ? credential.toJSON() : fallbackCredentialToJSON(credential);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Browser capabilities and the Signal API (each call does nothing where the browser lacks it)
+
+/** Whether the browser offers passkeys in autofill (conditional mediation). */
+export async function isConditionalMediationAvailable() {
+  return typeof PublicKeyCredential !== "undefined" && typeof PublicKeyCredential.isConditionalMediationAvailable === "function"
+    && await PublicKeyCredential.isConditionalMediationAvailable();
+}
+
+async function signal(method, options) {
+  if (typeof PublicKeyCredential === "undefined" || typeof PublicKeyCredential[method] !== "function") return false;
+  try {
+    await PublicKeyCredential[method](options);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Tells the browser the relying party does not know this credential, so its passkey manager may remove it. */
+export const signalUnknownCredential = ({ rpId, credentialId }) => signal("signalUnknownCredential", { rpId, credentialId });
+/** Tells the browser which of a user's credentials the relying party still accepts. */
+export const signalAllAcceptedCredentials = ({ rpId, userId, allAcceptedCredentialIds }) =>
+  signal("signalAllAcceptedCredentials", { rpId, userId, allAcceptedCredentialIds });
+/** Tells the browser the user's current name and display name, to update its passkeys' labels. */
+export const signalCurrentUserDetails = ({ rpId, userId, name, displayName }) =>
+  signal("signalCurrentUserDetails", { rpId, userId, name, displayName });
+
+// One WebAuthn request at a time: a pending conditional (autofill) request is aborted before any other ceremony.
+let pendingConditional = null;
+
+async function cancelConditional() {
+  const pending = pendingConditional;
+  pendingConditional = null;
+  if (!pending) return;
+  pending.controller.abort();
+  await pending.settled;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The client
+
+/** An error answer of the server (Appwrite's shape), or a ceremony the browser refused. */
+export class SesameError extends Error {
+  constructor(message, { status = 0, type = "", code = 0, unknownCredential = false, cause } = {}) {
+    super(message, cause ? { cause } : undefined);
+    this.name = "SesameError";
+    /** The HTTP status (0 when no answer came). */
+    this.status = status;
+    /** Appwrite's error type, such as `user_passkey_invalid`. */
+    this.type = type;
+    this.code = code;
+    /** Whether the server did not know the passkey used (deleted, or never registered here). */
+    this.unknownCredential = unknownCredential;
+  }
+}
+
+/** A Sesame server: `new Sesame({ endpoint, project })`; the endpoint defaults to the /v1 of the server this module came from. */
+export class Sesame {
+  constructor({ endpoint = new URL("/v1", import.meta.url).href, project = "default" } = {}) {
+    this.endpoint = endpoint.replace(/\/+$/, "");
+    this.project = project;
+    this.account = new Account(this);
+  }
+
+  /** Calls the API: JSON in and out, the session cookie included. Throws SesameError on an error answer. */
+  async call(method, path, body) {
+    const headers = { "X-Appwrite-Project": this.project, "X-Appwrite-Response-Format": "1.6.0" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await fetch(this.endpoint + path, {
+        method, headers, credentials: "include", body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (cause) {
+      throw new SesameError("The server could not be reached.", { cause });
+    }
+    const text = await response.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (!response.ok) {
+      throw new SesameError(data?.message ?? `HTTP ${response.status}`, {
+        status: response.status, type: data?.type ?? "", code: data?.code ?? response.status,
+        unknownCredential: response.headers.get("X-Sesame-Unknown-Credential") === "true",
+      });
+    }
+    return data;
+  }
+}
+
+/** The signed-in person's account: Appwrite's `Account` service, passkeys included. */
+class Account {
+  constructor(client) {
+    this.client = client;
+  }
+
+  /** Signs up (does not sign in). */
+  create({ userId = "unique()", email, password, name }) {
+    return this.client.call("POST", "/account", { userId, email, password, name });
+  }
+
+  /** Signs in with email and password; the server sets the session cookie. */
+  createEmailPasswordSession({ email, password }) {
+    return this.client.call("POST", "/account/sessions/email", { email, password });
+  }
+
+  /** The signed-in user, or null for a guest. */
+  async get() {
+    try {
+      return await this.client.call("GET", "/account");
+    } catch (error) {
+      if (error.status === 401) return null;
+      throw error;
+    }
+  }
+
+  /** Signs out (the current session by default). */
+  deleteSession(sessionId = "current") {
+    return this.client.call("DELETE", `/account/sessions/${encodeURIComponent(sessionId)}`, {});
+  }
+
+  /** The account's passkeys: `[{ $id, name, $createdAt, accessedAt, ... }]`. */
+  async listPasskeys() {
+    return (await this.client.call("GET", "/account/passkeys")).passkeys;
+  }
+
+  /** Renames a passkey. */
+  updatePasskey(passkeyId, name) {
+    return this.client.call("PATCH", `/account/passkeys/${encodeURIComponent(passkeyId)}`, { name });
+  }
+
+  /** Deletes a passkey (needs a sign-in within the last 10 minutes). */
+  deletePasskey(passkeyId) {
+    return this.client.call("DELETE", `/account/passkeys/${encodeURIComponent(passkeyId)}`, {});
+  }
+
+  /**
+   * Registers a passkey for the signed-in account: start, `navigator.credentials.create`, finish. With
+   * `conditional: true` the browser creates it without a prompt where it can (the automatic upgrade after a
+   * password sign-in) and fails quietly where it cannot.
+   */
+  async createPasskey({ name, conditional = false } = {}) {
+    await cancelConditional();
+    const start = await this.client.call("POST", "/account/passkeys", name ? { name } : {});
+    const credential = await ceremony(() => navigator.credentials.create({
+      publicKey: parseCreationOptions(start.publicKey), ...(conditional ? { mediation: "conditional" } : {}),
+    }));
+    return this.client.call("PUT", `/account/passkeys/${encodeURIComponent(start.passkeyId)}/verification`,
+      { credential: credentialToJSON(credential) });
+  }
+
+  /** After a password sign-in: offers the browser to add a passkey without a prompt; true when one was added. */
+  async upgradeToPasskey({ name } = {}) {
+    if (typeof PublicKeyCredential === "undefined" || typeof PublicKeyCredential.getClientCapabilities !== "function") return false;
+    const capabilities = await PublicKeyCredential.getClientCapabilities();
+    if (!capabilities.conditionalCreate) return false;
+    try {
+      await this.createPasskey({ name, conditional: true });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Signs in with a passkey, usernameless: start, `navigator.credentials.get`, finish, then the session. With
+   * `conditional: true` the request waits for the person to pick a passkey in autofill (an input with
+   * `autocomplete="username webauthn"`) and is aborted by any other ceremony. A passkey the server does not know
+   * (deleted) is reported to the browser (`signalUnknownCredential`) and throws with `unknownCredential` set.
+   */
+  async signInWithPasskey({ conditional = false } = {}) {
+    await cancelConditional();
+    const start = await this.client.call("POST", "/account/tokens/passkey", {});
+    const publicKey = parseRequestOptions(start.publicKey);
+    let credential;
+    if (conditional) {
+      const controller = new AbortController();
+      const request = navigator.credentials.get({ publicKey, mediation: "conditional", signal: controller.signal });
+      const mine = { controller, settled: request.then(() => {}, () => {}) };
+      pendingConditional = mine;
+      try {
+        credential = await ceremony(() => request);
+      } finally {
+        if (pendingConditional === mine) pendingConditional = null;
+      }
+    } else {
+      credential = await ceremony(() => navigator.credentials.get({ publicKey }));
+    }
+    let token;
+    try {
+      token = await this.client.call("PUT", "/account/tokens/passkey", { challengeId: start.$id, credential: credentialToJSON(credential) });
+    } catch (error) {
+      if (error.unknownCredential) await signalUnknownCredential({ rpId: start.publicKey.rpId, credentialId: credential.id });
+      throw error;
+    }
+    return this.client.call("POST", "/account/sessions/token", { userId: token.userId, secret: token.secret });
+  }
+}
+
+/** Runs a WebAuthn call; a refusal (cancelled, timed out, aborted, not allowed) becomes a SesameError. */
+async function ceremony(run) {
+  try {
+    const credential = await run();
+    if (!credential) throw new SesameError("The browser returned no passkey.");
+    return credential;
+  } catch (error) {
+    if (error instanceof SesameError) throw error;
+    throw new SesameError(error?.name === "AbortError" ? "The passkey request was cancelled." : "The browser refused the passkey request.", {
+      type: error?.name ?? "", cause: error,
+    });
+  }
+}

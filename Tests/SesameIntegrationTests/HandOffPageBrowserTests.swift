@@ -1,0 +1,53 @@
+import Foundation
+import SesameTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The hosted hand-off page at `/verify` in real headless Chromium (`Tests/Browser/handoff_test.py`).
+@Suite struct HandOffPageBrowserTests {
+    enum Backend: String, CaseIterable { case sqlite, postgres }
+
+    /// A TCP port free on 127.0.0.1 a moment ago: the hosted pages' origin (`--app-url`, by default
+    /// `http://localhost:PORT`) must name the port the page is served on, so the server cannot take port 0.
+    static func freePort() throws -> UInt16 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw IntegrationFailure("socket: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw IntegrationFailure("bind: errno \(errno)") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    @Test("linked and unlinked requests confirmed with a passkey, a decline, a finished and an unknown request", arguments: Backend.allCases)
+    func handOff(backend: Backend) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
+        let server = try ServerProcess.start(database: database, listen: "127.0.0.1:\(try Self.freePort())", logOff: false)
+        defer { server.kill() }
+        let db = ["--db", database] + TestMasterKey.arguments(for: database)
+        let partner = try #require(try SesameCLI.succeed(["partner", "create", "--name", "Ticketz"] + db)["id"] as? String)
+        let key = try #require(try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "test"] + db)["secret"] as? String)
+
+        var environment = ["SESAME_URL": "http://localhost:\(server.port)/", "SESAME_CLI": sesameExecutable.path, "SESAME_DB": database,
+                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key]
+        // The script's `sesame partner link` needs the master key that PostgreSQL servers of this test run share.
+        if backend == .postgres { environment["SESAME_MASTER_KEY_FILE"] = TestMasterKey.sharedFile }
+        let run = try BrowserTools.run("handoff_test.py", environment: environment)
+        #expect(run.status == 0, "hand-off page on \(backend.rawValue):\n\(run.standardOutput)\(run.standardError)\nserver:\n\(server.stderr.suffix(3000))")
+        #expect(run.standardOutput.split(separator: "\n").last == "10 passed, 0 failed", "\(run.standardOutput)")
+        // The request IDs travelled in the page's URL; the request log shows the route only, never an ID.
+        #expect(server.stderr.contains(#""route":"/verify""#) && !server.stderr.contains("req_"), "\(server.stderr.suffix(2000))")
+    }
+}
