@@ -38,9 +38,10 @@ let package = Package(
         // One module per wire API ("face"): translation only, and no face imports another.
         .target(name: "AppwriteAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn"], swiftSettings: swiftSettings),
         .target(name: "BotShieldAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+        .target(name: "AuthsignalAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn"], swiftSettings: swiftSettings),
         .target(
             name: "SesameServer",
-            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI", "BotShieldAPI"],
+            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI", "BotShieldAPI", "AuthsignalAPI"],
             resources: [.copy("openapi.json")], swiftSettings: swiftSettings
         ),
         // The Swift SDK: never depends on server modules; on Apple platforms it uses CryptoKit instead of OpenSSL.
