@@ -104,6 +104,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "AuthsignalAPITests",
+            dependencies: ["AuthsignalAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient", "WebAuthn"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "SesameCLITests", dependencies: ["sesame", "WebAuthn", "SesameCrypto", "SesameTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

@@ -18,9 +18,21 @@ enum Authorization {
         }
     }
 
-    /// The caller of a client-API request: a Bearer token when `token` allows it, else tenant Basic when `tenant` does.
-    /// - Throws: 401 `unauthorized` (missing, unknown tenant, forged or foreign token) or `expired_token`.
+    /// The caller of a client-API request (a Bearer token when `token` allows it, else tenant Basic when `tenant` does),
+    /// with the call counted against the per-IP and per-tenant limits.
+    /// - Throws: 401 `unauthorized` (missing, unknown tenant, forged or foreign token), `expired_token`, 429
+    ///   `too_many_requests`.
     static func client(_ request: HTTPRequest, _ sesame: Sesame, token: Bool, tenant: Bool) throws(HTTPError) -> AuthsignalClientCaller {
+        let caller = try authenticate(request, sesame, token: token, tenant: tenant)
+        try AuthsignalAPI.call { () throws(SesameError) in
+            try sesame.authsignal.limitClientCall(project: caller.project, clientIP: request.remoteAddress)
+        }
+        return caller
+    }
+
+    private static func authenticate(_ request: HTTPRequest, _ sesame: Sesame, token: Bool, tenant: Bool) throws(HTTPError)
+        -> AuthsignalClientCaller
+    {
         if token, let bearer = bearer(request) {
             let verified = try AuthsignalAPI.call { () throws(SesameError) in try sesame.authsignal.verifyToken(bearer) }
             return .token(verified.claims, verified.project)
@@ -33,6 +45,13 @@ enum Authorization {
             return .tenant(try AuthsignalAPI.call { () throws(SesameError) in try sesame.authsignal.tenant(id: id) })
         }
         throw AuthsignalAPI.unauthorized
+    }
+
+    /// The Bearer token of a client-API request that takes only a token, once it verified and the call was counted.
+    /// - Throws: as ``client(_:_:token:tenant:)``.
+    static func clientToken(_ request: HTTPRequest, _ sesame: Sesame) throws(HTTPError) -> String {
+        _ = try client(request, sesame, token: true, tenant: false)
+        return bearer(request) ?? ""
     }
 
     /// The token of `Authorization: Bearer <token>`.

@@ -66,10 +66,23 @@ public enum AuthsignalAPI {
         case .notFound: HTTPError(status: 404, code: "not_found", message: "Not found.")
         case .noRelyingParty, .unsupported:
             HTTPError(status: 400, code: "invalid_configuration", message: "The tenant has no relying party for passkeys.")
-        case .rateLimited: HTTPError(status: 429, code: "too_many_requests", message: "Too many requests; try again later.")
+        case .rateLimited:
+            HTTPError(status: 429, code: "too_many_requests", message: "Too many requests; try again later.",
+                      headers: retryAfter(error.rateLimit))
         case .unavailable: HTTPError(status: 503, code: "unavailable", message: "The service is unavailable; try again later.")
         default: HTTPError(status: 500, code: "internal_error", message: "Something went wrong.")
         }
+    }
+
+    /// `Retry-After` in whole seconds until the limit's window ends.
+    static func retryAfter(_ decision: RateLimitDecision?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        if let decision {
+            let seconds = decision.resetAt.timeIntervalSinceNow.rounded(.up)
+            // The window is at most a minute away, so the conversion cannot trap.
+            headers.add("Retry-After", String(Int(min(max(seconds, 0), 3600))))  // trap-safe: clamped to 0...3600
+        }
+        return headers
     }
 
     /// 401 `unauthorized` with the description the official SDKs' tests expect.

@@ -12,7 +12,7 @@ enum ClientRoutes {
 
         // C1: registration options for the token's user.
         router.add(.POST, base + "/user-authenticators/passkey/registration-options", corsAnyOrigin: true) { request in
-            guard let token = Authorization.bearer(request) else { throw AuthsignalAPI.unauthorized }
+            let token = try Authorization.clientToken(request, sesame)
             let body = try AuthsignalAPI.object(request)
             let username = try Wire.string(body, "username"), displayName = try Wire.string(body, "displayName")
             let start = try AuthsignalAPI.call { () throws(SesameError) in
@@ -23,7 +23,7 @@ enum ClientRoutes {
 
         // C2: verify the registration and add the passkey.
         router.add(.POST, base + "/user-authenticators/passkey", corsAnyOrigin: true) { request in
-            guard let token = Authorization.bearer(request) else { throw AuthsignalAPI.unauthorized }
+            let token = try Authorization.clientToken(request, sesame)
             let body = try AuthsignalAPI.object(request)
             let challengeID = try required(body, "challengeId"), credential = try credentialJSON(body, "registrationCredential")
             let deviceID = try Wire.string(body, "deviceId")

@@ -2,6 +2,15 @@ import Foundation
 import SesameStore
 import WebAuthn
 
+/// How the transaction of a verified sign-in ended.
+enum SignInCompletion {
+    case completed(owner: AuthsignalUserRecord, passkeyID: String)
+    /// The passkey's owner is not a user of the face.
+    case notOurs
+    /// The backend decided the action's state meanwhile (`BLOCK`, a review).
+    case closed
+}
+
 /// Who calls the client API: an app with only the tenant ID (tenant Basic), or one holding a track or result token.
 public enum AuthsignalClientCaller: Sendable {
     case tenant(Project)
@@ -209,18 +218,19 @@ extension AuthsignalService {
             identification = .identifiedUser(userID: user.userID)
         }
         let now = clock.now()
-        let finished: (owner: AuthsignalUserRecord, passkeyID: String)?
+        let finished: SignInCompletion
         do {
             finished = try sesame.ceremonies.finishAuthentication(
                 credentialJSON, challengeID: challengeID, binding: .action(actionID: action.id), project: project, policy: policy,
                 identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification
-            ) { transaction, passkey throws(StoreError) -> (owner: AuthsignalUserRecord, passkeyID: String)? in
-                guard let owner = try transaction.authsignal.user(userID: passkey.owner.id),
-                      try transaction.authsignal.setState(id: action.id, state: ActionState.challengeSucceeded.rawValue,
+            ) { transaction, passkey throws(StoreError) -> SignInCompletion in
+                // A passkey of a project user the face does not know (another face's account) is no passkey here.
+                guard let owner = try transaction.authsignal.user(userID: passkey.owner.id) else { return .notOurs }
+                guard try transaction.authsignal.setState(id: action.id, state: ActionState.challengeSucceeded.rawValue,
                                                           verificationMethod: passkeyVerificationMethod, externalUserID: owner.externalID, at: now,
                                                           onlyFrom: ActionState.ceremonyOpen.map(\.rawValue))
-                else { return nil }
-                return (owner, passkey.passkeyID)
+                else { return .closed }
+                return .completed(owner: owner, passkeyID: passkey.passkeyID)
             }
         } catch where error.code == .verificationFailed || error.code == .blocked {
             try markFailed(action)
@@ -230,10 +240,16 @@ extension AuthsignalService {
             }
             return .refused(.notVerified, reason: error.reason)
         }
-        guard let finished else { return .refused(.notVerified, reason: "action_closed") }
-        let owner = finished.owner
+        let owner: AuthsignalUserRecord, passkeyID: String
+        switch finished {
+        case .notOurs:
+            try markFailed(action)
+            return .refused(.unknownCredential, reason: "unknown_credential")
+        case .closed: return .refused(.notVerified, reason: "action_closed")
+        case .completed(let user, let id): (owner, passkeyID) = (user, id)
+        }
         let authenticator = try StoreErrors.map { () throws(StoreError) -> AuthsignalAuthenticator? in
-            guard let credential = try store.credentials.get(id: finished.passkeyID) else { return nil }
+            guard let credential = try store.credentials.get(id: passkeyID) else { return nil }
             return AuthsignalAuthenticator(credential, details: try store.authsignal.passkeyDetails(credentialRowID: credential.id), user: owner)
         }
         guard let authenticator else { return .refused(.unknownCredential, reason: "unknown_credential") }

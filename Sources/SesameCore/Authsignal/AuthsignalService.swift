@@ -64,6 +64,25 @@ public struct AuthsignalService: Sendable {
         return (claims, try tenant(id: claims.aud))
     }
 
+    // MARK: Limits
+
+    /// Client-API calls a tenant may receive each minute, as a multiple of the per-IP limit.
+    public static let tenantLimitFactor = 100
+
+    /// Counts a client-API call from `clientIP` for `project`: at most the deployment's public per-IP limit
+    /// (``InlineConfiguration/publicCallsPerMinutePerIP``, 60 by default) per minute and address, and
+    /// ``tenantLimitFactor`` times that per tenant.
+    /// - Throws: `rate_limited`.
+    public func limitClientCall(project: Project, clientIP: String) throws(SesameError) {
+        let perIP = sesame.inline.publicCallsPerMinutePerIP
+        let perTenant = perIP.multipliedReportingOverflow(by: Self.tenantLimitFactor)
+        let ip = try sesame.rateLimiter.hit("authsignal-ip:\(clientIP)", limit: perIP, window: 60)
+        guard ip.allowed else { throw SesameError(.rateLimited, "\(perIP) client calls per IP per minute", rateLimit: ip) }
+        let tenantLimit = perTenant.overflow ? Int.max : perTenant.partialValue
+        let tenant = try sesame.rateLimiter.hit("authsignal-tenant:\(project.id)", limit: tenantLimit, window: 60)
+        guard tenant.allowed else { throw SesameError(.rateLimited, "\(tenantLimit) client calls per tenant per minute", rateLimit: tenant) }
+    }
+
     // MARK: Checks
 
     /// Action codes: 1 to 64 of `A-Z a-z 0-9 _ -`.
