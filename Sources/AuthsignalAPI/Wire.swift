@@ -6,11 +6,7 @@ import WebAuthn
 /// The face's JSON shapes of domain values (spec §2, §3), and the reading of request members.
 enum Wire {
     /// ISO-8601 UTC with milliseconds, as Authsignal writes timestamps.
-    static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
+    static func timestamp(_ date: Date) -> String { Timestamps.rfc3339(date) }
 
     static func user(_ user: AuthsignalUser) -> [String: Any] {
         var object: [String: Any] = [

@@ -488,7 +488,6 @@ enum Schema {
                     state_updated_at BIGINT NOT NULL,
                     verification_method TEXT,
                     created_at BIGINT NOT NULL,
-                    validated_at BIGINT,
                     UNIQUE (project_id, idempotency_key)
                 )
                 """,

@@ -83,9 +83,7 @@ extension AuthsignalService {
         let action = AuthsignalAction(record)
         if let userID, userID != claims.sub { return ActionValidation(isValid: false, action: action, error: "user_mismatch") }
         if let actionCode, actionCode != record.actionCode { return ActionValidation(isValid: false, action: action, error: "action_mismatch") }
-        let valid = action.state == .challengeSucceeded
-        if valid { try StoreErrors.map { () throws(StoreError) in try store.authsignal.markValidated(id: record.id, at: clock.now()) } }
-        return ActionValidation(isValid: valid, action: action, error: nil)
+        return ActionValidation(isValid: action.state == .challengeSucceeded, action: action, error: nil)
     }
 
     private func actionRecord(project: Project, userID: String, actionCode: String, idempotencyKey: String) throws(SesameError)

@@ -76,11 +76,11 @@ public struct AuthsignalService: Sendable {
     public func limitClientCall(project: Project, clientIP: String) throws(SesameError) {
         let perIP = sesame.inline.publicCallsPerMinutePerIP
         let perTenant = perIP.multipliedReportingOverflow(by: Self.tenantLimitFactor)
-        let ip = try sesame.rateLimiter.hit("authsignal-ip:\(clientIP)", limit: perIP, window: 60)
-        guard ip.allowed else { throw SesameError(.rateLimited, "\(perIP) client calls per IP per minute", rateLimit: ip) }
         let tenantLimit = perTenant.overflow ? Int.max : perTenant.partialValue
-        let tenant = try sesame.rateLimiter.hit("authsignal-tenant:\(project.id)", limit: tenantLimit, window: 60)
-        guard tenant.allowed else { throw SesameError(.rateLimited, "\(tenantLimit) client calls per tenant per minute", rateLimit: tenant) }
+        // One transaction; an address over its own limit spends nothing of the tenant's.
+        let decision = try sesame.rateLimiter.hit([("authsignal-ip:\(clientIP)", perIP), ("authsignal-tenant:\(project.id)", tenantLimit)],
+                                                  window: 60)
+        guard decision.allowed else { throw SesameError(.rateLimited, "client calls per IP or tenant per minute", rateLimit: decision) }
     }
 
     // MARK: Checks

@@ -51,10 +51,9 @@ public struct AuthsignalActionRecord: Sendable, Hashable {
     public var stateUpdatedAt: Date
     public var verificationMethod: String?
     public var createdAt: Date
-    public var validatedAt: Date?
 
     public init(id: String, projectID: String, externalUserID: String?, actionCode: String, idempotencyKey: String, state: String,
-                stateUpdatedAt: Date, verificationMethod: String? = nil, createdAt: Date, validatedAt: Date? = nil) {
+                stateUpdatedAt: Date, verificationMethod: String? = nil, createdAt: Date) {
         self.id = id
         self.projectID = projectID
         self.externalUserID = externalUserID
@@ -64,7 +63,6 @@ public struct AuthsignalActionRecord: Sendable, Hashable {
         self.stateUpdatedAt = stateUpdatedAt
         self.verificationMethod = verificationMethod
         self.createdAt = createdAt
-        self.validatedAt = validatedAt
     }
 }
 
@@ -112,7 +110,7 @@ public struct AuthsignalRepository: Sendable {
     private static let userColumns = "project_id, external_id, user_id, email, email_verified, phone_number, phone_number_verified, "
         + "username, display_name, custom, locale, created_at, updated_at"
     private static let actionColumns = "id, project_id, external_user_id, action_code, idempotency_key, state, state_updated_at, "
-        + "verification_method, created_at, validated_at"
+        + "verification_method, created_at"
 
     // MARK: Users
 
@@ -180,11 +178,10 @@ public struct AuthsignalRepository: Sendable {
     /// - Throws: ``StoreError/Code/conflict`` when the tenant already has an action with this idempotency key.
     public func createAction(_ action: AuthsignalActionRecord) throws(StoreError) {
         try database.execute(
-            "INSERT INTO authsignal_actions (\(Self.actionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "INSERT INTO authsignal_actions (\(Self.actionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             [
                 .text(action.id), .text(action.projectID), .text(action.externalUserID), .text(action.actionCode), .text(action.idempotencyKey),
                 .text(action.state), .date(action.stateUpdatedAt), .text(action.verificationMethod), .date(action.createdAt),
-                .date(action.validatedAt),
             ]
         )
     }
@@ -220,17 +217,12 @@ public struct AuthsignalRepository: Sendable {
         return try database.execute(sql, parameters) > 0
     }
 
-    /// Records that the backend validated the action's token.
-    public func markValidated(id: String, at time: Date) throws(StoreError) {
-        try database.execute("UPDATE authsignal_actions SET validated_at = $2 WHERE id = $1", [.text(id), .date(time)])
-    }
-
     private static func action(_ row: SQLRow) throws(StoreError) -> AuthsignalActionRecord {
         AuthsignalActionRecord(
             id: try row.text("id"), projectID: try row.text("project_id"), externalUserID: try row.optionalText("external_user_id"),
             actionCode: try row.text("action_code"), idempotencyKey: try row.text("idempotency_key"), state: try row.text("state"),
             stateUpdatedAt: try row.date("state_updated_at"), verificationMethod: try row.optionalText("verification_method"),
-            createdAt: try row.date("created_at"), validatedAt: try row.optionalDate("validated_at")
+            createdAt: try row.date("created_at")
         )
     }
 
