@@ -2,6 +2,7 @@ import Foundation
 import SesameClient
 import SesameCore
 import SesameHTTP
+import SesameStore
 import Testing
 import WebAuthn
 
@@ -110,4 +111,22 @@ final class LockedArray: @unchecked Sendable {
     private var storage: [String] = []
     func append(_ value: String) { lock.withLock { storage.append(value) } }
     var values: [String] { lock.withLock { storage } }
+}
+
+/// Housekeeping removes Authsignal actions past their retention.
+@Suite struct ActionRetentionTests {
+    @Test("a user-less sign-in action goes after an hour, a tracked one after 30 days", arguments: Backend.allCases)
+    func retention(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let challenge = harness.send(.POST, "/client/challenge", ["action": "signIn"], authorization: harness.tenantAuthorization)
+        let userless = try #require(challenge.object["challengeId"] as? String)
+        let key = try #require(harness.track("alice", "withdraw")["idempotencyKey"] as? String)
+        harness.clock.advance(by: 3601)
+        #expect(try harness.sesame.housekeeping.sweep().authsignalActions == 1)
+        #expect(try harness.sesame.store.authsignal.action(id: userless) == nil)
+        #expect(harness.send(.GET, "/users/alice/actions/withdraw/\(key)", authorization: harness.serverAuthorization).status == 200)
+        harness.clock.advance(by: 30 * 86_400)
+        #expect(try harness.sesame.housekeeping.sweep().authsignalActions == 1)
+        #expect(harness.send(.GET, "/users/alice/actions/withdraw/\(key)", authorization: harness.serverAuthorization).isError(404, "not_found"))
+    }
 }

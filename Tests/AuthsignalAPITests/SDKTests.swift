@@ -119,6 +119,12 @@ import FoundationNetworking
         #expect(await authsignal.passkey.signUp(token: again).errorCode == "matched_excluded_credential")
         let ignored = await authsignal.passkey.signUp(token: again, ignorePasskeyAlreadyExistsError: true)
         #expect(ignored.data == nil && ignored.error == nil && ignored.errorCode == nil)
+        // A device without passkeys.
+        let unsupported = AuthsignalPasskey(tenantID: live.harness.tenantID, baseURL: live.baseURL, authenticator: UnsupportedAuthsignalAuthenticator(),
+                                            storage: MemoryAuthsignalStorage(), tokenCache: AuthsignalTokenCache())
+        #expect(!unsupported.isSupported)
+        #expect(await unsupported.signUp(token: again).errorCode == "not_supported")
+        #expect(await unsupported.signIn(action: "signIn").errorCode == "not_supported")
     }
 
     @Test("server errors pass through with their code: an expired token, a token lacking add:authenticators", arguments: Backend.allCases)

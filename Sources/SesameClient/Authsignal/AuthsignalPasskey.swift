@@ -16,14 +16,20 @@ public final class AuthsignalPasskey: Sendable {
     static let credentialKey = "@as_passkey_credential_id"
     static let deviceKey = "@as_device_id"
 
-    /// Creates the passkey API for a tenant, with the device's own authenticator (a ``SoftwareAuthenticator`` where
-    /// the system has none) and the shared token cache.
+    /// Creates the passkey API for a tenant, with the default authenticator and the shared token cache: a
+    /// ``SoftwareAuthenticator`` on Linux; on Apple platforms none yet (``isSupported`` is `false` and ceremonies
+    /// answer `not_supported`) until the AuthenticationServices one lands, so inject one there.
     /// - Parameters:
     ///   - tenantID: the tenant (Sesame project) ID.
     ///   - baseURL: the API base including its version, such as `https://passkeys.example/authsignal/v1`.
     ///   - deviceID: sent with each enrolment; a random ID kept on the device when `nil`.
     public convenience init(tenantID: String, baseURL: String, deviceID: String? = nil) {
-        self.init(tenantID: tenantID, baseURL: baseURL, deviceID: deviceID, authenticator: SoftwareAuthsignalAuthenticator())
+        #if canImport(AuthenticationServices)
+        let authenticator: any AuthsignalPasskeyAuthenticator = UnsupportedAuthsignalAuthenticator()
+        #else
+        let authenticator: any AuthsignalPasskeyAuthenticator = SoftwareAuthsignalAuthenticator()
+        #endif
+        self.init(tenantID: tenantID, baseURL: baseURL, deviceID: deviceID, authenticator: authenticator)
     }
 
     /// Creates the passkey API with every collaborator given (tests, other authenticators).

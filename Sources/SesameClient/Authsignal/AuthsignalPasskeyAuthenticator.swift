@@ -75,3 +75,23 @@ public struct SoftwareAuthsignalAuthenticator: AuthsignalPasskeyAuthenticator {
 
     public func cancel() {}
 }
+
+/// An ``AuthsignalPasskeyAuthenticator`` for a device that cannot run passkeys: every ceremony is `not_supported`.
+public struct UnsupportedAuthsignalAuthenticator: AuthsignalPasskeyAuthenticator {
+    /// An authenticator that runs nothing.
+    public init() {}
+
+    public var isSupported: Bool { false }
+
+    public func register(_ options: PublicKeyCredentialCreationOptionsJSON) async throws(AuthsignalAuthenticatorError) -> RegistrationResponseJSON {
+        throw .notSupported
+    }
+
+    public func authenticate(_ options: PublicKeyCredentialRequestOptionsJSON, autofill: Bool, preferImmediatelyAvailableCredentials: Bool)
+        async throws(AuthsignalAuthenticatorError) -> AuthenticationResponseJSON
+    {
+        throw .notSupported
+    }
+
+    public func cancel() {}
+}

@@ -217,6 +217,14 @@ public struct AuthsignalRepository: Sendable {
         return try database.execute(sql, parameters) > 0
     }
 
+    /// Deletes user-less actions created before `userlessBefore` and every action created before `before`.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteActions(userlessBefore: Date, before: Date) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM authsignal_actions WHERE created_at < $2 OR (external_user_id IS NULL AND created_at < $1)",
+                             [.date(userlessBefore), .date(before)])
+    }
+
     private static func action(_ row: SQLRow) throws(StoreError) -> AuthsignalActionRecord {
         AuthsignalActionRecord(
             id: try row.text("id"), projectID: try row.text("project_id"), externalUserID: try row.optionalText("external_user_id"),
