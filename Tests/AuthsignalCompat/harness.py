@@ -5,6 +5,7 @@ Environment: AUTHSIGNAL_API_URL (http://127.0.0.1:PORT/authsignal/v1), AUTHSIGNA
 SESAME_TENANT (the tenant ID), SESAME_REVOKED_SECRET, SESAME_EXPIRED_TOKEN, SESAME_ANDROID_FINGERPRINT. Every check
 runs against that live server; a failed check prints its traceback and the process exits 1.
 """
+import json
 import os
 import traceback
 
@@ -22,10 +23,31 @@ RESPONSES = []  # (method, url, status, content type) of every answer from the f
 _send = requests.Session.send
 
 
+SEEN = set()  # tokens, challenges, challenge and credential IDs, secrets: none may reach the server's log
+
+
+def _remember(value):
+    """Collects the secret-ish strings of a request or answer body."""
+    if isinstance(value, dict):
+        for key, member in value.items():
+            if key in ("token", "accessToken", "challenge", "challengeId", "id", "rawId", "credentialId", "signature",
+                       "clientDataJSON", "attestationObject", "authenticatorData", "idempotencyKey") and isinstance(member, str):
+                SEEN.add(member)
+            _remember(member)
+    elif isinstance(value, list):
+        for member in value:
+            _remember(member)
+
+
 def _recording_send(self, request, **kwargs):
     response = _send(self, request, **kwargs)
     if "/authsignal/v1" in request.url:
         RESPONSES.append((request.method, request.url, response.status_code, response.headers.get("Content-Type")))
+        for body in (request.body, response.content):
+            try:
+                _remember(json.loads(body or b"null"))
+            except (ValueError, TypeError):
+                pass
     return response
 
 
@@ -90,5 +112,8 @@ def run():
             failed += 1
             print(f"FAIL {function.__name__}")
             traceback.print_exc()
+    if os.environ.get("SESAME_SEEN_FILE"):
+        with open(os.environ["SESAME_SEEN_FILE"], "w") as seen:
+            json.dump(sorted(v for v in SEEN if len(v) >= 12), seen)
     print(f"{len(CHECKS) - failed} passed, {failed} failed")
     return 1 if failed else 0

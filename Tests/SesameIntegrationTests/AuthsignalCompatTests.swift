@@ -39,7 +39,7 @@ enum AuthsignalSDK {
         defer { folder.remove() }
         let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
         // The suite's client calls all come from 127.0.0.1, faster than the default 60 per minute.
-        let server = try ServerProcess.start(database: database, extra: ["--inline-ip-limit", "5000"])
+        let server = try ServerProcess.start(database: database, extra: ["--inline-ip-limit", "5000"], logOff: false)
         defer { _ = server.kill() }
         let project = server.createdProjectID ?? "default"
         try SesameCLI.succeed(["project", "set-rp", "--rp-id", "shop.example", "--db", database])
@@ -67,10 +67,62 @@ enum AuthsignalSDK {
         environment["NO_PROXY"] = "127.0.0.1,localhost"
         environment["no_proxy"] = "127.0.0.1,localhost"
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        let seenFile = folder.path + "/seen.json"
+        environment["SESAME_SEEN_FILE"] = seenFile
         let run = try runProgram(python, [AuthsignalSDK.suite.path], environment: environment, timeout: 300)
         #expect(run.status == 0, "Authsignal compatibility suite on \(backend.rawValue):\n\(run.output)\nserver stderr:\n\(server.stderr)")
         let summary = run.output.split(separator: "\n").last.map(String.init) ?? ""
         #expect(summary.hasSuffix(" passed, 0 failed"), "\(summary)")
         print("Authsignal compatibility suite on \(backend.rawValue): \(summary)")
+
+        // The request log (JSON lines on stderr) names routes and refusal reasons, never a secret, token, challenge,
+        // challenge or credential ID, idempotency key or assertion part the suite sent or received.
+        let log = server.stderr
+        #expect(log.contains(#""route":"/authsignal/v1/client/verify/passkey""#), "the face's requests are logged")
+        for reason in ["origin_mismatch", "invalid_signature", "unknown_credential", "challenge_expired"] {
+            #expect(log.contains(#""reason":"\#(reason)""#), "a refused ceremony logs its reason \(reason)")
+        }
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: seenFile))) as? [String])
+        #expect(seen.count > 100, "the suite collected what it saw")
+        for value in seen + [secret, try #require(revoked["secret"] as? String), "eyJhbGciOiJIUzI1Ni"] {
+            #expect(!log.contains(value), "the log holds a secret-ish value (\(value.count) characters)")
+        }
+    }
+}
+
+/// `sesame authsignal ...` on a real database: the secret is printed once, listed without it, revoked; bad input exits
+/// with a usage error.
+@Suite struct AuthsignalCLITests {
+    @Test("secret create, list and revoke; set-outcome and list-outcomes; refusals exit non-zero without a secret")
+    func commands() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let database = "sqlite:\(folder.path)/sesame.db"
+        let project = try #require(try SesameCLI.succeed(["project", "create", "--name", "Shop", "--rp-id", "shop.example", "--db", database])["id"]
+            as? String)
+        let created = try SesameCLI.succeed(["authsignal", "secret", "create", "--db", database])
+        let secret = try #require(created["secret"] as? String)
+        #expect(created["tenantId"] as? String == project && created["apiUrl"] as? String == "http://localhost:8080/authsignal/v1")
+        let listed = try SesameCLI.run(["authsignal", "secret", "list", "--db", database])
+        #expect(listed.status == 0 && !listed.stdout.contains(secret) && listed.stdout.contains(#""revoked":false"#), "\(listed.stdout)")
+        let id = try #require(listed.json["id"] as? String)
+        try SesameCLI.succeed(["authsignal", "secret", "revoke", id, "--db", database])
+        #expect(try SesameCLI.run(["authsignal", "secret", "list", "--db", database]).stdout.contains(#""revoked":true"#))
+        let again = try SesameCLI.run(["authsignal", "secret", "revoke", id + "x", "--db", database])
+        #expect(again.status == 1 && again.stderr.contains("not_found"), "\(again.stderr)")
+        // An API key of the management API is no tenant secret, and revoking it here is refused.
+        let apiKey = try SesameCLI.succeed(["apikey", "create", "--name", "ci", "--db", database])
+        let keyID = try #require(apiKey["id"] as? String)
+        #expect(try SesameCLI.run(["authsignal", "secret", "revoke", keyID, "--db", database]).status == 1)
+
+        try SesameCLI.succeed(["authsignal", "action", "set-outcome", "--action", "closeAccount", "--state", "BLOCK", "--db", database])
+        #expect(try SesameCLI.run(["authsignal", "action", "list-outcomes", "--db", database]).stdout.contains(#""state":"BLOCK""#))
+        try SesameCLI.succeed(["authsignal", "action", "set-outcome", "--action", "closeAccount", "--state", "default", "--db", database])
+        #expect(try SesameCLI.run(["authsignal", "action", "list-outcomes", "--db", database]).stdout.isEmpty)
+        #expect(try SesameCLI.run(["authsignal", "action", "set-outcome", "--action", "x", "--state", "MAYBE", "--db", database]).status == 2)
+        #expect(try SesameCLI.run(["authsignal", "action", "set-outcome", "--action", "bad action", "--state", "BLOCK", "--db", database]).status == 1)
+        #expect(try SesameCLI.run(["authsignal", "secret", "create", "--project", "nope", "--db", database]).status == 1)
+        #expect(try SesameCLI.run(["authsignal", "nonsense", "verb", "--db", database]).status == 2)
+        #expect(try SesameCLI.run(["authsignal", "--db", database]).status == 2)
     }
 }
