@@ -38,9 +38,10 @@ let package = Package(
         // One module per wire API ("face"): translation only, and no face imports another.
         .target(name: "AppwriteAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn"], swiftSettings: swiftSettings),
         .target(name: "BotShieldAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),
+        .target(name: "AuthsignalAPI", dependencies: ["SesameCore", "SesameHTTP", "WebAuthn"], swiftSettings: swiftSettings),
         .target(
             name: "SesameServer",
-            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI", "BotShieldAPI"],
+            dependencies: ["SesameCore", "SesameHTTP", "SesameStore", "WebAuthn", "SesameCrypto", "AppwriteAPI", "BotShieldAPI", "AuthsignalAPI"],
             // Assets: the web face's files (browser SDK, demo page), served as they are, no build step.
             resources: [.copy("openapi.json"), .copy("Assets")], swiftSettings: swiftSettings
         ),
@@ -102,6 +103,11 @@ let package = Package(
                 "BotShieldAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient",
                 "SesameCrypto", "WebAuthn",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AuthsignalAPITests",
+            dependencies: ["AuthsignalAPI", "SesameServer", "SesameCore", "SesameHTTP", "SesameStore", "SesameTestSupport", "SesameClient", "WebAuthn"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SesameClientTests", dependencies: ["SesameClient", "WebAuthn", "SesameCrypto"], swiftSettings: swiftSettings),

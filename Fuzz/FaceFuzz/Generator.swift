@@ -133,6 +133,8 @@ struct RequestGenerator {
         } else if operation.path.hasPrefix("/operations/sdk") || operation.path.hasPrefix("/operations/verification") {
             let credential = random.chance(85) ? random.pick([world.partnerKey, world.grant]) : hostileText()
             if random.chance(90) { headers.add("Authorization", "Bearer " + credential) }
+        } else if operation.face == .authsignal {
+            headers.add("Authorization", authsignalAuthorization(client: operation.path.hasPrefix("/authsignal/v1/client")))
         } else if operation.path.hasPrefix("/api/v1") {
             if random.chance(90) { headers.add("Authorization", "Bearer " + (random.chance(85) ? world.apiKey : hostileText())) }
         }
@@ -148,6 +150,21 @@ struct RequestGenerator {
         if random.chance(5) { headers.add("Host", random.pick([World.rpID, "", hostileText()])) }
         if random.chance(3) { headers.add("Content-Length", random.pick(["-1", "abc", "99999999999999999999"])) }
         return headers
+    }
+
+    /// Mostly a good credential of the Authsignal face: the tenant secret (server API), or a track token or the tenant
+    /// ID in the iOS, Android or web encoding (client API).
+    private mutating func authsignalAuthorization(client: Bool) -> String {
+        guard random.chance(85) else { return random.pick(["Basic " + hostileText(), "Bearer " + hostileText(), "Basic", "Bearer a.b.c", ""]) }
+        guard client else { return "Basic " + Data("\(world.authsignalSecret):".utf8).base64EncodedString() }
+        let tenant = Data("\(world.projectID):".utf8).base64EncodedString()
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: return "Bearer " + world.authsignalToken
+        case 1: return "Basic " + tenant
+        case 2: return "Basic " + tenant.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        default: return "Basic " + Data(world.projectID.utf8).base64EncodedString()
+        }
     }
 
     private mutating func body(for operation: Operation, method: String) -> [UInt8] {

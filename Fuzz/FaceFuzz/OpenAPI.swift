@@ -28,9 +28,13 @@ enum Face: String {
     case inlinePartner
     /// `/api/v1` and the platform routes: `{"error":{"code","message"}}`.
     case platform
+    /// `/authsignal/v1`: `{"error","errorCode","errorDescription"}` with the real status, `Content-Type` exactly `application/json`.
+    case authsignal
 
     init(path: String) {
-        if path == "/v1" || path.hasPrefix("/v1/") {
+        if path.hasPrefix("/authsignal/") {
+            self = .authsignal
+        } else if path == "/v1" || path.hasPrefix("/v1/") {
             self = .appwrite
         } else if path.hasPrefix("/operations/request/") || path.hasPrefix("/operations/handoff/") {
             self = .inlinePublic

@@ -12,6 +12,8 @@ func check(_ response: HTTPResponse, face: Face, request: HTTPRequest) -> String
     guard let contentType = response.headers["Content-Type"], !contentType.isEmpty else { return "no Content-Type" }
     let isJSON = contentType.hasPrefix("application/json")
     if response.status == 204 || request.method == .HEAD { return nil }
+    // Every Authsignal answer with a body (a CORS preflight's 204 has none) is labelled exactly so (spec §1.2).
+    if face == .authsignal, contentType != "application/json" { return "an Authsignal answer labelled \(contentType)" }
     let parsed = isJSON ? try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed]) : nil
     if isJSON && parsed == nil { return "a body labelled JSON that is not JSON" }
     guard response.status >= 400 || face == .inlinePublic else { return nil }
@@ -33,6 +35,9 @@ func check(_ response: HTTPResponse, face: Face, request: HTTPRequest) -> String
     case .inlinePartner:
         guard let error = object["error"] as? [String: Any], error["statusCode"] as? Int == response.status,
               error["code"] is String, error["message"] is String else { return "not the partner error shape" }
+    case .authsignal:
+        guard let code = object["error"] as? String, object["errorCode"] as? String == code,
+              let description = object["errorDescription"] as? String, !description.isEmpty else { return "not the Authsignal error shape" }
     case .platform:
         guard let error = object["error"] as? [String: Any], error["code"] is String, error["message"] is String else {
             return "not the default error shape"

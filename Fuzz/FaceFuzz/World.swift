@@ -28,6 +28,10 @@ final class World {
     let grant: String
     let requestID: String
     let partnerUserRef = "person-1"
+    /// An Authsignal tenant secret of the project, and a track token for `authsignalUserID`.
+    let authsignalSecret: String
+    let authsignalToken: String
+    let authsignalUserID = "fuzz-user"
     /// Good values by parameter or property name, for the fuzzer to start from.
     private(set) var values: [String: [String]] = [:]
     /// Genuine JSON bodies of WebAuthn responses (registration and assertion), to mutate.
@@ -121,6 +125,25 @@ final class World {
             "applicationId": ["com.example.app"], "bundleIdentifier": ["com.example.app"], "purpose": ["registration", "authentication"],
             "status": ["true"], "link": ["true"], "current": ["true"],
         ]
+
+        // An Authsignal tenant secret, a tracked action with its token, a verified contact and a usernameless challenge.
+        authsignalSecret = try sesame.authsignal.createSecret(projectID: projectID).secret
+        let project = try sesame.projects.get(projectID)
+        let tracked = try sesame.authsignal.track(project: project, userID: authsignalUserID, actionCode: "signIn",
+                                                  input: TrackInput(scopes: [.add]))
+        authsignalToken = tracked.token
+        let contact = try sesame.authsignal.enrollContact(project: project, userID: authsignalUserID, verificationMethod: "EMAIL_OTP",
+                                                          email: email, phoneNumber: nil)
+        let signInID = try sesame.authsignal.initiateChallenge(project: project, actionCode: "signInWithPasskey", idempotencyKey: nil)
+        values["userId", default: []].append(authsignalUserID)
+        values["action"] = ["signIn", "signInWithPasskey", "bad action"]
+        values["idempotencyKey"] = [tracked.action.idempotencyKey]
+        values["userAuthenticatorId"] = [contact.id]
+        values["token", default: []].append(authsignalToken)
+        values["challengeId", default: []].append(signInID)
+        values["state"] = ["BLOCK", "CHALLENGE_SUCCEEDED", "nope"]
+        values["verificationMethod"] = ["EMAIL_OTP", "SMS", "PASSKEY"]
+        values["credentialId"] = ["AAAA", "x"]
     }
 
     /// Removes the database folder.

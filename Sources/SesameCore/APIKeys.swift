@@ -26,8 +26,10 @@ public struct APIKey: Sendable, Hashable {
         public static let usersWrite = Scope(rawValue: "users.write")
         /// Read users and their passkeys and sessions.
         public static let usersRead = Scope(rawValue: "users.read")
-        /// Every scope.
+        /// Every scope of the management API.
         public static let all: Set<Scope> = [.projectRead, .projectWrite, .challengesWrite, .usersRead, .usersWrite]
+        /// An Authsignal tenant secret (server API, HTTP Basic); such a key holds this scope alone and works nowhere else.
+        public static let authsignalTenant = Scope(rawValue: "authsignal.tenant")
         public static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 }
@@ -42,7 +44,7 @@ public struct APIKeyService: Sendable {
 
     /// Creates a key and returns it with its secret, which is never retrievable again.
     public func create(projectID: String, name: String, scopes: Set<APIKey.Scope>) throws(SesameError) -> (key: APIKey, secret: String) {
-        guard !scopes.isEmpty, scopes.isSubset(of: APIKey.Scope.all) else {
+        guard !scopes.isEmpty, scopes.isSubset(of: APIKey.Scope.all) || scopes == [.authsignalTenant] else {
             throw SesameError(.invalidArgument, "scopes must be a non-empty subset of \(APIKey.Scope.all.map(\.rawValue).sorted())")
         }
         let name = try ProjectService.checkName(name)

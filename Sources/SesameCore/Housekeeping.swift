@@ -15,12 +15,15 @@ public struct SweepResult: Sendable, Hashable {
     public let webhookEvents: Int
     /// Verification tokens erased: from requests whose token expired, and from events with nothing left to deliver.
     public let verificationTokens: Int
+    /// Authsignal actions past their retention: an hour for a sign-in that never named its user, else 30 days.
+    public var authsignalActions: Int = 0
 }
 
 /// Removes what can no longer be used: expired challenges (unfinished ceremonies) an hour after they expired (until
 /// then, finishing one still says it expired rather than that it never existed), expired sessions and tokens, and
 /// rate-limit windows that ended, expired partner grants, verification requests a day after they expired, and webhook
-/// events a week old with nothing left to deliver; verification tokens once expired (requests) or delivered (webhooks).
+/// events a week old with nothing left to deliver; verification tokens once expired (requests) or delivered (webhooks);
+/// Authsignal actions past their retention.
 /// Any node may sweep at any time; sweeps are idempotent.
 public struct Housekeeping: Sendable {
     let store: Store
@@ -34,6 +37,10 @@ public struct Housekeeping: Sendable {
     public static let requestRetention: TimeInterval = 86_400
     /// How long delivered or failed webhook events (and their attempt records) are kept: past the whole retry schedule.
     public static let webhookRetention: TimeInterval = 7 * 86_400
+    /// How long an Authsignal sign-in action that never learnt its user is kept (its challenges live 5 minutes).
+    public static let userlessActionRetention: TimeInterval = 3600
+    /// How long any other Authsignal action is kept for `get_action` (its tokens live 10 minutes).
+    public static let actionRetention: TimeInterval = 30 * 86_400
 
     /// Deletes every expired row now.
     public func sweep() throws(SesameError) -> SweepResult {
@@ -48,7 +55,9 @@ public struct Housekeeping: Sendable {
                 webhookEvents: try store.webhooks.purgeEvents(before: now.addingTimeInterval(-Self.webhookRetention)),
                 verificationTokens: try store.verificationRequests.eraseTokens(
                     completedBefore: now.addingTimeInterval(-Double(CompletionRoutine.tokenLifetime))
-                ) + store.webhooks.eraseDeliveredTokens())
+                ) + store.webhooks.eraseDeliveredTokens(),
+                authsignalActions: try store.authsignal.deleteActions(userlessBefore: now.addingTimeInterval(-Self.userlessActionRetention),
+                                                                      before: now.addingTimeInterval(-Self.actionRetention)))
         }
     }
 }

@@ -24,24 +24,16 @@ public struct JWTService: Sendable {
             throw SesameError(.invalidArgument, "duration must be a whole number of seconds from 0 to 3600")
         }
         let now = Int(clock.now().timeIntervalSince1970)  // trap-safe: server clock
-        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
         let claims = Claims(userId: session.userID, sessionId: session.id, iat: now, exp: now + Int(lifetime))  // trap-safe: lifetime checked to 0...3600 above
         guard let encoded = try? JSONEncoder().encode(claims) else { preconditionFailure("two strings and two integers encode") }
-        let payload = Base64URL.encode([UInt8](encoded))
-        let input = header + "." + payload
-        return input + "." + Base64URL.encode(HMAC.sha256(key: try secret(session.projectID), message: Array(input.utf8)))
+        return HS256JWT.sign(payload: [UInt8](encoded), key: try secret(session.projectID))
     }
 
     /// The live session and user a token stands for.
     /// - Throws: `invalid_jwt` for a malformed, forged or expired token, or one whose session ended or user is blocked.
     public func verify(projectID: String, token: String) throws(SesameError) -> (session: Session, user: User) {
         let invalid = SesameError(.invalidJWT, "the JWT is invalid or expired")
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard token.utf8.count <= 2048, parts.count == 3, let signature = try? Base64URL.decode(String(parts[2])) else { throw invalid }
-        let expected = HMAC.sha256(key: try secret(projectID), message: Array("\(parts[0]).\(parts[1])".utf8))
-        guard constantTimeEquals(signature, expected), let header = try? Base64URL.decode(String(parts[0])),
-              (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "HS256",
-              let payload = try? Base64URL.decode(String(parts[1])),
+        guard let payload = HS256JWT.verifiedPayload(token, key: try secret(projectID)),
               let claims = try? JSONDecoder().decode(Claims.self, from: Data(payload)),
               claims.exp > Int(clock.now().timeIntervalSince1970)  // trap-safe: server clock
         else { throw invalid }
@@ -63,6 +55,12 @@ public struct JWTService: Sendable {
         let exp: Int
     }
 
+    /// A key for another kind of token of the project, derived from its secret: HMAC-SHA256(secret, `label`), so
+    /// tokens of different kinds never verify as each other.
+    func derivedKey(projectID: String, label: String) throws(SesameError) -> [UInt8] {
+        HMAC.sha256(key: try secret(projectID), message: Array(label.utf8))
+    }
+
     /// The project's secret, made on first use; stored sealed (bound to the project), opened here.
     private func secret(_ projectID: String) throws(SesameError) -> [UInt8] {
         try secrets.cache.jwtSecret(store, projectID: projectID) { () throws(SesameError) in
@@ -72,5 +70,30 @@ public struct JWTService: Sendable {
             }
             return try secrets.open(stored, for: .jwtSecret, row: projectID)
         }
+    }
+}
+
+/// Compact HS256 JSON Web Tokens: `base64url({"alg":"HS256","typ":"JWT"}).base64url(payload).base64url(HMAC)`.
+enum HS256JWT {
+    /// The longest token read, in bytes.
+    static let maximumLength = 4096
+    private static let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+
+    /// Signs a JSON payload with `key`.
+    static func sign(payload: [UInt8], key: [UInt8]) -> String {
+        let input = header + "." + Base64URL.encode(payload)
+        return input + "." + Base64URL.encode(HMAC.sha256(key: key, message: Array(input.utf8)))
+    }
+
+    /// The payload of a token whose HMAC under `key` checks (compared in constant time) and whose header says HS256;
+    /// `nil` for anything else.
+    static func verifiedPayload(_ token: String, key: [UInt8]) -> [UInt8]? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard token.utf8.count <= maximumLength, parts.count == 3, let signature = try? Base64URL.decode(String(parts[2])) else { return nil }
+        let expected = HMAC.sha256(key: key, message: Array("\(parts[0]).\(parts[1])".utf8))
+        guard constantTimeEquals(signature, expected), let header = try? Base64URL.decode(String(parts[0])),
+              (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "HS256"
+        else { return nil }
+        return try? Base64URL.decode(String(parts[1]))
     }
 }

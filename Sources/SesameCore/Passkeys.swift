@@ -165,13 +165,8 @@ public struct PasskeyService: Sendable {
         let engine = CeremonyEngine(store: store, clock: clock)
         let consumed = try engine.consume(passkeyID, binding: .accountSession(userID: user.id, sessionID: session.id), project: project)
         let verified = try engine.finishRegistration(credentialJSON, challenge: consumed, project: project, policy: policy)
-        let record = SesameStore.CredentialRecord(
-            id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id, credentialID: verified.credentialID,
-            publicKey: verified.publicKey.cborEncoded, algorithm: Int64(verified.publicKey.algorithm.rawValue),
-            signCount: Int64(verified.signCount), backupEligible: verified.backupEligible, backedUp: verified.backedUp,
-            userVerified: verified.userVerified, aaguid: verified.aaguid, transports: verified.transports,
-            attestationFormat: verified.format, name: consumed.name ?? "", createdAt: now
-        )
+        let record = SesameStore.CredentialRecord(verified, id: passkeyID, projectID: project.id, userID: user.id, rpID: policy.id,
+                                                  name: consumed.name ?? "", createdAt: now)
         let inserted = try StoreErrors.map { () throws(StoreError) in
             try store.credentials.createIfUnderLimit(record, limit: Self.maximumPerUser, now: now)
         }
@@ -267,5 +262,18 @@ extension Passkey {
     init(record: SesameStore.CredentialRecord) {
         self.init(id: record.id, userID: record.userID, rpID: record.rpID, name: record.name ?? "", createdAt: record.createdAt,
                   updatedAt: record.updatedAt, lastUsedAt: record.lastUsedAt)
+    }
+}
+
+extension SesameStore.CredentialRecord {
+    /// The stored form of a passkey the ceremony engine verified.
+    init(_ verified: VerifiedRegistration, id: String, projectID: String, userID: String, rpID: String, name: String, createdAt: Date) {
+        self.init(
+            id: id, projectID: projectID, userID: userID, rpID: rpID, credentialID: verified.credentialID,
+            publicKey: verified.publicKey.cborEncoded, algorithm: Int64(verified.publicKey.algorithm.rawValue),
+            signCount: Int64(verified.signCount), backupEligible: verified.backupEligible, backedUp: verified.backedUp,
+            userVerified: verified.userVerified, aaguid: verified.aaguid, transports: verified.transports,
+            attestationFormat: verified.format, name: name, createdAt: createdAt
+        )
     }
 }

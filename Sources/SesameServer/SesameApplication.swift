@@ -1,4 +1,5 @@
 import AppwriteAPI
+import AuthsignalAPI
 import BotShieldAPI
 import Foundation
 import SesameCore
@@ -23,6 +24,7 @@ public final class SesameApplication: Sendable {
         ManagementAPI.add(to: &router, sesame: sesame)
         AppwriteAPI.add(to: &router, sesame: sesame)
         BotShieldAPI.add(to: &router, sesame: sesame)
+        AuthsignalAPI.add(to: &router, sesame: sesame)
         WebRoutes.add(to: &router, inline: sesame.inline)
         self.router = router
     }

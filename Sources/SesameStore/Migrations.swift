@@ -461,5 +461,75 @@ enum Schema {
                 "ALTER TABLE projects ADD COLUMN attestation_policy TEXT",
             ]
         },
+        Migration(version: 12, name: "authsignal: users by integrator ID, actions, verified contacts, passkey details, action outcomes") { _ in
+            [
+                // The integrator's user ID within a tenant (project), and the attributes the Authsignal face keeps; the
+                // Sesame user behind it owns the passkeys. Deleting that user deletes the row.
+                """
+                CREATE TABLE authsignal_users (
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    external_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL UNIQUE REFERENCES users (id) ON DELETE CASCADE,
+                    email TEXT,
+                    email_verified INTEGER NOT NULL DEFAULT 0,
+                    phone_number TEXT,
+                    phone_number_verified INTEGER NOT NULL DEFAULT 0,
+                    username TEXT,
+                    display_name TEXT,
+                    custom TEXT,
+                    locale TEXT,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    PRIMARY KEY (project_id, external_id)
+                )
+                """,
+                // A tracked action: no user yet for a usernameless sign-in (the passkey names it).
+                """
+                CREATE TABLE authsignal_actions (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    external_user_id TEXT,
+                    action_code TEXT NOT NULL,
+                    idempotency_key TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    state_updated_at BIGINT NOT NULL,
+                    verification_method TEXT,
+                    created_at BIGINT NOT NULL,
+                    UNIQUE (project_id, idempotency_key)
+                )
+                """,
+                "CREATE INDEX authsignal_actions_user ON authsignal_actions (project_id, external_user_id)",
+                // Verified contacts enrolled by the backend (EMAIL_OTP, SMS): authenticators that are not passkeys.
+                """
+                CREATE TABLE authsignal_contacts (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    verification_method TEXT NOT NULL,
+                    email TEXT,
+                    phone_number TEXT,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX authsignal_contacts_user ON authsignal_contacts (user_id)",
+                // What the client said when it enrolled a passkey (its device, the names it was registered under).
+                """
+                CREATE TABLE authsignal_passkeys (
+                    credential_row_id TEXT PRIMARY KEY REFERENCES credentials (id) ON DELETE CASCADE,
+                    device_id TEXT,
+                    username TEXT,
+                    display_name TEXT
+                )
+                """,
+                // The operator's default outcome of an action code (sesame authsignal action set-outcome).
+                """
+                CREATE TABLE authsignal_action_outcomes (
+                    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                    action_code TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    PRIMARY KEY (project_id, action_code)
+                )
+                """,
+            ]
+        },
     ]
 }

@@ -171,4 +171,6 @@ extension Repositories {
     public var configurationVersion: ConfigurationVersionRepository { ConfigurationVersionRepository(database: database) }
     /// The loaded FIDO metadata (MDS3) BLOB and its entries.
     public var metadata: MetadataRepository { MetadataRepository(database: database) }
+    /// The Authsignal face's users, actions, verified contacts and default action outcomes.
+    public var authsignal: AuthsignalRepository { AuthsignalRepository(database: database) }
 }

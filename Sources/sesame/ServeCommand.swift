@@ -32,7 +32,7 @@ enum ServeCommand {
           --public-url is the API origin clients reach (the verification-token issuer); --app-url the origin of
           the hosted pages (hand-off and passkey setup links). --webhooks-allow-local lets webhook endpoints use
           http:// and loopback or private addresses: for development only. --inline-ip-limit is the calls per client
-          IP per minute on the public inline-verification endpoints (default 60). --webhooks off leaves webhook
+          IP per minute on the public inline-verification endpoints and on the Authsignal client API (default 60). --webhooks off leaves webhook
           delivery to other nodes (every node delivers by default). SESAME_LOG_KEY (environment only) keys the
           request log's `rq` tags of verification requests; give every node the same one to correlate across nodes.
           A crash is reported in a file of its own in SESAME_CRASH_DIR (default: crashes/ beside an SQLite database,

@@ -17,6 +17,7 @@ enum SesameCommand {
           apikey create|list|revoke        manage a project's API keys
           partner ...                      inline-verification partners: keys, apps, webhooks, links
           signing-key list|rotate          verification-token signing keys
+          authsignal secret|action ...     the Authsignal face: tenant secrets, default action outcomes
           master-key generate|status|rotate  the key that seals stored secrets (see 'sesame master-key')
           metadata load|status             FIDO Metadata Service (MDS3) BLOB, loaded offline (see 'sesame metadata --help')
           webauthn verify-registration     verify a registration response read from stdin
@@ -52,6 +53,8 @@ enum SesameCommand {
             exit(AdminCommands.run(arguments[0], Array(arguments.dropFirst())))
         case "partner", "signing-key":
             exit(PartnerCommands.run(arguments[0], Array(arguments.dropFirst())))
+        case "authsignal":
+            exit(AuthsignalCommands.run(Array(arguments.dropFirst())))
         case "master-key":
             exit(MasterKeyCommands.run(Array(arguments.dropFirst())))
         case "metadata":

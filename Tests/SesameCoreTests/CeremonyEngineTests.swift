@@ -43,7 +43,8 @@ import WebAuthn
             switch binding {
             case .accountSession(_, let session): sessionID = session
             case .signIn: break
-            case .verificationRequest(let request), .handOff(let request): requestID = request
+            case .verificationRequest(let request), .handOff(let request), .actionRegistration(let request), .action(let request):
+                requestID = request
             }
             let record = ChallengeRecord(
                 id: Identifiers.uuid(), projectID: project.id, purpose: binding.purpose, challenge: (0..<32).map { _ in UInt8.random(in: 0...255) },
@@ -71,6 +72,8 @@ import WebAuthn
         (.verificationRequest(requestID: "req_1"), .linkedPerson(userID: "alice"), .afterIdentity),
         (.handOff(requestID: "req_1"), .linkedPerson(userID: nil), .afterIdentity),
         (.handOff(requestID: "req_1"), .identifiedUser(userID: "alice"), .required),
+        (.action(actionID: "act_1"), .usernameless, .required),
+        (.action(actionID: "act_1"), .identifiedUser(userID: "alice"), .required),
     ]
 
     static let cases: [(Backend, Int)] = Backend.allCases.flatMap { backend in paths.indices.map { (backend, $0) } }
@@ -239,6 +242,33 @@ import WebAuthn
         #expect(throws: SesameError.code(.notFound)) {
             try world.engine.consume(registration.id, binding: .accountSession(userID: "alice", sessionID: "s1"), project: world.project)
         }
+
+        // An action's challenges: only its own action and ceremony take them back.
+        let action = try world.challenge(.action(actionID: "act_1"))
+        for wrong: ChallengeBinding in [.action(actionID: "act_2"), .actionRegistration(actionID: "act_1"), .handOff(requestID: "act_1")] {
+            #expect(throws: SesameError.code(.expired)) { try world.engine.consume(action.id, binding: wrong, project: world.project) }
+        }
+        #expect(try world.engine.consume(action.id, binding: .action(actionID: "act_1"), project: world.project).id == action.id)
+        #expect(throws: SesameError.code(.expired)) {
+            try world.engine.consume(action.id, binding: .action(actionID: "act_1"), project: world.project)
+        }
+        // Another project's probe burns it.
+        let probed = try world.challenge(.action(actionID: "act_1"))
+        #expect(throws: SesameError.code(.expired)) { try world.engine.consume(probed.id, binding: .action(actionID: "act_1"), project: other) }
+        #expect(throws: SesameError.code(.expired)) {
+            try world.engine.consume(probed.id, binding: .action(actionID: "act_1"), project: world.project)
+        }
+        // A registration challenge of an action never finishes an authentication, and is not used up by the attempt.
+        let actionRegistration = try world.challenge(.actionRegistration(actionID: "act_1"), userID: "alice")
+        let assertion = CeremonyFixture.json(world.fixture.authentication())
+        let refused = try #require(throws: SesameError.self) {
+            try world.engine.finishAuthentication(assertion, challengeID: actionRegistration.id, binding: .actionRegistration(actionID: "act_1"),
+                                                  project: world.project, policy: world.policy, identification: .usernameless,
+                                                  userVerification: .required) { _, _ throws(StoreError) in () }
+        }
+        #expect(refused.code == .expired)
+        #expect(try world.engine.consume(actionRegistration.id, binding: .actionRegistration(actionID: "act_1"), project: world.project).id
+                == actionRegistration.id)
     }
 
     @Test("start stores a 5-minute challenge bound as asked, which only its own binding takes back; registrations keep the limit",
@@ -246,7 +276,8 @@ import WebAuthn
     func start(backend: Backend) throws {
         let world = try World(backend)
         let engine = world.engine, now = world.sesame.clock.now()
-        for binding: ChallengeBinding in [.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1")] {
+        for binding: ChallengeBinding in [.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1"),
+                                          .actionRegistration(actionID: "act_1"), .action(actionID: "act_1")] {
             let started = try engine.start(binding, id: Identifiers.uuid(), project: world.project, rpID: "example.org", userID: "alice",
                                            linkID: "lnk_1", clientIP: "192.0.2.1")
             #expect(started.challenge.count == 32 && started.purpose == binding.purpose && started.rpID == "example.org")

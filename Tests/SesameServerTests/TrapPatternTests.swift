@@ -18,7 +18,7 @@ import Testing
         .standardized
     /// Every module a request's data passes through: HTTP, the faces, the server assembly, the domain and storage; and
     /// the Swift ML-DSA verifier, which decodes client-supplied keys and signatures itself (no OpenSSL in between).
-    static let modules = ["SesameHTTP", "AppwriteAPI", "BotShieldAPI", "SesameServer", "SesameCore", "SesameStore", "SesameCrypto/MLDSA"]
+    static let modules = ["SesameHTTP", "AppwriteAPI", "BotShieldAPI", "AuthsignalAPI", "SesameServer", "SesameCore", "SesameStore", "SesameCrypto/MLDSA"]
     /// The one place a client number becomes an integer.
     static let exempt: Set<String> = ["SesameHTTP/ClientNumber.swift"]
 

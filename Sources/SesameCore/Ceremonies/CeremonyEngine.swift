@@ -84,6 +84,7 @@ public struct CeremonyEngine: Sendable {
         case .accountSession(_, let session): sessionID = session
         case .signIn: requestID = clientIP
         case .verificationRequest(let request), .handOff(let request): requestID = request
+        case .actionRegistration(let action), .action(let action): requestID = action
         }
         return ChallengeRecord(
             id: id, projectID: project.id, purpose: binding.purpose, challenge: SecureRandom.bytes(count: ChallengeService.byteCount), userID: userID,
@@ -165,8 +166,11 @@ public struct CeremonyEngine: Sendable {
                                         userVerification: UserVerificationPolicy,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
-        // An account session binds registrations, which no authentication may take.
-        if case .accountSession = binding { throw Self.challengeExpired }
+        // An account session or an action registration binds registrations, which no authentication may take.
+        switch binding {
+        case .accountSession, .actionRegistration: throw Self.challengeExpired
+        case .signIn, .verificationRequest, .handOff, .action: break
+        }
         let assertion: AuthenticatedPasskey
         do {
             let pending = try peek(challengeID, binding: binding, project: project)
@@ -291,10 +295,16 @@ public enum ChallengeBinding: Sendable, Hashable {
     case verificationRequest(requestID: String)
     /// A verification request's hosted hand-off page.
     case handOff(requestID: String)
+    /// A passkey registration for a tracked action (the Authsignal face's track token).
+    case actionRegistration(actionID: String)
+    /// A passkey sign-in for a tracked action (a named or tracked Authsignal action).
+    case action(actionID: String)
 
     static let signInPurpose = "passkey-signin"
     static let inlinePurpose = "inline-verification"
     static let handOffPurpose = "handoff"
+    static let actionRegistrationPurpose = "action-registration"
+    static let actionPurpose = "action-authentication"
 
     /// The purpose the challenge record carries.
     var purpose: String {
@@ -303,6 +313,8 @@ public enum ChallengeBinding: Sendable, Hashable {
         case .signIn: Self.signInPurpose
         case .verificationRequest: Self.inlinePurpose
         case .handOff: Self.handOffPurpose
+        case .actionRegistration: Self.actionRegistrationPurpose
+        case .action: Self.actionPurpose
         }
     }
 }
@@ -345,7 +357,7 @@ extension CeremonyEngine {
         case .signIn:
             consumed = try repositories.challenges.consume(id: id, now: now)
             guard consumed?.purpose == binding.purpose else { return nil }
-        case .verificationRequest(let requestID), .handOff(let requestID):
+        case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
             consumed = try repositories.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
         }
         return consumed?.projectID == project.id ? consumed : nil
@@ -358,7 +370,7 @@ extension CeremonyEngine {
         guard let pending, !pending.isExpired(at: clock.now()), pending.purpose == binding.purpose, pending.projectID == project.id
         else { throw Self.challengeExpired }
         switch binding {
-        case .verificationRequest(let requestID), .handOff(let requestID):
+        case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
             guard pending.requestID == requestID else { throw Self.challengeExpired }
         case .signIn, .accountSession: break
         }

@@ -140,13 +140,13 @@ public struct RequestOptionsJSON: JSONWritable, Sendable, Hashable {
 extension ChallengeBinding {
     /// What a binding is, without the IDs it carries: what options and policies depend on.
     public enum Kind: Sendable, Hashable {
-        case accountSession, signIn, verificationRequest, handOff
+        case accountSession, signIn, verificationRequest, handOff, actionRegistration, action
 
         /// WebAuthn's `timeout`, in milliseconds: the challenge's 5 minutes for account ceremonies; 60 seconds for
         /// the inline passkey and the hand-off page (BotShield §1.4), whose challenges outlive the prompt.
         public var timeoutMilliseconds: Int {
             switch self {
-            case .accountSession, .signIn: 300_000
+            case .accountSession, .signIn, .actionRegistration, .action: 300_000
             case .verificationRequest, .handOff: 60_000
             }
         }
@@ -155,7 +155,7 @@ extension ChallengeBinding {
         /// after identity for inline and hand-off ones (BotShield §1.5 step 8).
         public var userVerification: UserVerificationPolicy {
             switch self {
-            case .accountSession, .signIn: .required
+            case .accountSession, .signIn, .actionRegistration, .action: .required
             case .verificationRequest, .handOff: .afterIdentity
             }
         }
@@ -168,6 +168,8 @@ extension ChallengeBinding {
         case .signIn: .signIn
         case .verificationRequest: .verificationRequest
         case .handOff: .handOff
+        case .actionRegistration: .actionRegistration
+        case .action: .action
         }
     }
 }

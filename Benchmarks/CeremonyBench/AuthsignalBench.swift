@@ -1,0 +1,59 @@
+import Foundation
+import SesameClient
+import SesameTestSupport
+
+/// Authsignal sign-ins with a named action over loopback, on the server the Appwrite ceremonies just ran on: initiate
+/// (`POST /client/challenge`), options, the software authenticator's signature, verify, then the backend's
+/// `POST /validate` with the tenant secret. Its server CPU per ceremony is compared with the Appwrite sign-in's.
+enum AuthsignalBench {
+    /// The face's sign-in ceremonies on `server`, whose project `CeremonyBench.enrol` pointed at `bench.example`.
+    /// - Returns: ceremonies per second, their latencies, their count, and the server's CPU seconds over the window.
+    static func ceremonies(_ server: Server, binary: String, database: String, seconds: Double, workers: Int)
+        -> (rate: Double, latencies: [Double], count: Int, cpu: Double)
+    {
+        let keys = database.hasPrefix("postgres") ? ["--master-key-file", Server.masterKeyFile(binary: binary, database: database)] : []
+        let created = try! ChildProcess.run(binary, ["authsignal", "secret", "create", "--db", database] + keys)
+        precondition(created.status == 0, "sesame authsignal secret create failed: \(created.standardError)")
+        let line = try! JSONSerialization.jsonObject(with: Data(created.standardOutput.utf8)) as! [String: Any]
+        let server64 = Data("\(line["secret"] as! String):".utf8).base64EncodedString()
+        let tenant = Data("\(line["tenantId"] as! String):".utf8).base64EncodedString()
+        let backend = ["Authorization": "Basic " + server64, "Content-Type": "application/json"]
+        let app = ["Authorization": "Basic " + tenant, "Content-Type": "application/json"]
+        // One enrolled user per worker.
+        let admin = LoopbackClient(port: server.port)
+        var enrolled: [SoftwareAuthenticator] = []
+        for index in 0..<workers {
+            let token = CeremonyBench.check(admin.send("POST", "/authsignal/v1/users/as-bench\(index)/actions/createPasskey", headers: backend,
+                                                       body: "{}"), 200).json["token"] as! String
+            let bearer = ["Authorization": "Bearer " + token, "Content-Type": "application/json"]
+            let start = CeremonyBench.check(admin.send("POST", "/authsignal/v1/client/user-authenticators/passkey/registration-options",
+                                                       headers: bearer, body: "{}"), 200).json
+            let authenticator = SoftwareAuthenticator()
+            let options = try! JSONDecoder().decode(PublicKeyCredentialCreationOptionsJSON.self,
+                                                    from: JSONSerialization.data(withJSONObject: start["options"]!))
+            let created = String(decoding: try! JSONEncoder().encode(try! authenticator.create(options, origin: CeremonyBench.origin)), as: UTF8.self)
+            let body = #"{"challengeId":"\#(start["challengeId"] as! String)","registrationCredential":\#(created)}"#
+            CeremonyBench.check(admin.send("POST", "/authsignal/v1/client/user-authenticators/passkey", headers: bearer, body: body), 200)
+            enrolled.append(authenticator)
+        }
+        let authenticators = enrolled
+        let cpuBefore = server.cpuSeconds()
+        let (rate, latencies, count) = CeremonyBench.measure(port: server.port, workers: workers, seconds: seconds) { index, client in
+            let challenge = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/challenge", headers: app,
+                                                            body: #"{"action":"signInWithPasskey"}"#), 200).json
+            let started = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/user-authenticators/passkey/authentication-options",
+                                                          headers: app, body: #"{"challengeId":"\#(challenge["challengeId"] as! String)"}"#), 200).json
+            let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
+                                                    from: JSONSerialization.data(withJSONObject: started["options"]!))
+            let assertion = String(decoding: try! JSONEncoder().encode(try! authenticators[index].get(options, origin: CeremonyBench.origin)),
+                                   as: UTF8.self)
+            let verify = #"{"challengeId":"\#(started["challengeId"] as! String)","authenticationCredential":\#(assertion)}"#
+            let verified = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/verify/passkey", headers: app, body: verify), 200).json
+            let token = verified["accessToken"] as! String
+            let validated = CeremonyBench.check(client.send("POST", "/authsignal/v1/validate", headers: backend,
+                                                            body: #"{"token":"\#(token)","action":"signInWithPasskey"}"#), 200).json
+            precondition(validated["isValid"] as? Bool == true, "validate: \(validated)")
+        }
+        return (rate, latencies, count, server.cpuSeconds() - cpuBefore)
+    }
+}

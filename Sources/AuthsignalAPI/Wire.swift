@@ -1,0 +1,109 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+import WebAuthn
+
+/// The face's JSON shapes of domain values (spec §2, §3), and the reading of request members.
+enum Wire {
+    /// ISO-8601 UTC with milliseconds, as Authsignal writes timestamps.
+    static func timestamp(_ date: Date) -> String { Timestamps.rfc3339(date) }
+
+    static func user(_ user: AuthsignalUser) -> [String: Any] {
+        var object: [String: Any] = [
+            "isEnrolled": user.isEnrolled, "emailVerified": user.emailVerified, "phoneNumberVerified": user.phoneNumberVerified,
+            "enrolledVerificationMethods": user.enrolledVerificationMethods, "allowedVerificationMethods": allowedMethods(user),
+        ]
+        object["email"] = user.email
+        object["phoneNumber"] = user.phoneNumber
+        object["username"] = user.username
+        object["displayName"] = user.displayName
+        object["locale"] = user.locale
+        if let custom = user.custom, let parsed = try? JSONSerialization.jsonObject(with: Data(custom.utf8)) { object["custom"] = parsed }
+        if let first = user.enrolledVerificationMethods.first { object["defaultVerificationMethod"] = first }
+        return object
+    }
+
+    /// Passkeys are always allowed; the user's other enrolled methods too.
+    static func allowedMethods(_ user: AuthsignalUser) -> [String] {
+        [passkeyVerificationMethod] + user.enrolledVerificationMethods.filter { $0 != passkeyVerificationMethod }
+    }
+
+    static func action(_ action: AuthsignalAction) -> [String: Any] {
+        var object: [String: Any] = [
+            "state": action.state.rawValue, "stateUpdatedAt": timestamp(action.stateUpdatedAt), "createdAt": timestamp(action.createdAt),
+            "rules": [Any](), "output": [String: Any](),
+        ]
+        object["verificationMethod"] = action.verificationMethod
+        return object
+    }
+
+    static func authenticator(_ authenticator: AuthsignalAuthenticator) -> [String: Any] {
+        var object: [String: Any] = [
+            "userId": authenticator.userID, "userAuthenticatorId": authenticator.id, "verificationMethod": authenticator.verificationMethod,
+            "createdAt": timestamp(authenticator.createdAt), "verifiedAt": timestamp(authenticator.createdAt),
+        ]
+        object["lastVerifiedAt"] = authenticator.lastVerifiedAt.map(timestamp)
+        object["username"] = authenticator.username
+        object["displayName"] = authenticator.displayName
+        object["email"] = authenticator.email
+        object["phoneNumber"] = authenticator.phoneNumber
+        if let passkey = authenticator.passkey {
+            var credential: [String: Any] = [
+                "credentialId": Base64URL.encode(passkey.credentialID), "credentialBackedUp": passkey.backedUp,
+                "credentialDeviceType": passkey.backupEligible ? "multiDevice" : "singleDevice", "transports": passkey.transports,
+            ]
+            credential["deviceId"] = passkey.deviceID
+            credential["name"] = passkey.name
+            credential["aaguid"] = passkey.aaguid
+            object["webauthnCredential"] = credential
+        }
+        return object
+    }
+
+    /// The member under its camelCase name or, as the Python SDK's own tests send some, its snake_case one.
+    static func member(_ object: [String: Any], _ name: String) -> Any? {
+        if let value = object[name] { return value }
+        var snake = ""
+        for character in name {
+            if character.isUppercase { snake += "_" + character.lowercased() } else { snake.append(character) }
+        }
+        return object[snake]
+    }
+
+    /// An optional string member.
+    /// - Throws: 400 `invalid_request` when present and not a string of at most `limit` bytes.
+    static func string(_ object: [String: Any], _ name: String, limit: Int = 256) throws(HTTPError) -> String? {
+        guard let value = member(object, name) else { return nil }
+        guard let text = value as? String, text.utf8.count <= limit else {
+            throw AuthsignalAPI.invalidRequest("\(name) must be a string of at most \(limit) bytes.")
+        }
+        return text
+    }
+
+    /// An optional boolean member.
+    /// - Throws: 400 `invalid_request` when present and not a boolean.
+    static func bool(_ object: [String: Any], _ name: String) throws(HTTPError) -> Bool? {
+        guard let value = member(object, name) else { return nil }
+        guard let flag = value as? Bool else {
+            throw AuthsignalAPI.invalidRequest("\(name) must be a boolean.")
+        }
+        return flag
+    }
+
+    /// The user attributes of a track or user update.
+    /// - Throws: 400 `invalid_request` for a member of the wrong type, or `custom` that is not a flat object of at most 2 KB.
+    static func attributes(_ object: [String: Any]) throws(HTTPError) -> AuthsignalUserAttributes {
+        var attributes = AuthsignalUserAttributes(
+            email: try string(object, "email"), emailVerified: try bool(object, "emailVerified"), phoneNumber: try string(object, "phoneNumber"),
+            phoneNumberVerified: try bool(object, "phoneNumberVerified"), username: try string(object, "username"),
+            displayName: try string(object, "displayName"), locale: try string(object, "locale", limit: 32)
+        )
+        if let custom = member(object, "custom") {
+            guard let flat = custom as? [String: Any], flat.values.allSatisfy({ $0 is String || $0 is NSNumber || $0 is NSNull }),
+                  let data = try? JSONSerialization.data(withJSONObject: flat, options: [.sortedKeys]), data.count <= 2048
+            else { throw AuthsignalAPI.invalidRequest("custom must be a flat JSON object of at most 2 KB.") }
+            attributes.custom = String(decoding: data, as: UTF8.self)
+        }
+        return attributes
+    }
+}

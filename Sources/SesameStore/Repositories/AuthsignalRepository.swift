@@ -1,0 +1,307 @@
+import Foundation
+
+/// A user of the Authsignal face: the integrator's user ID within a tenant, the Sesame user behind it, and the
+/// attributes the face keeps.
+public struct AuthsignalUserRecord: Sendable, Hashable {
+    public var projectID: String
+    /// The integrator's own user ID.
+    public var externalID: String
+    /// The Sesame user that owns the passkeys.
+    public var userID: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var phoneNumber: String?
+    public var phoneNumberVerified: Bool
+    public var username: String?
+    public var displayName: String?
+    /// A flat JSON object, as text.
+    public var custom: String?
+    public var locale: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(projectID: String, externalID: String, userID: String, email: String? = nil, emailVerified: Bool = false,
+                phoneNumber: String? = nil, phoneNumberVerified: Bool = false, username: String? = nil, displayName: String? = nil,
+                custom: String? = nil, locale: String? = nil, createdAt: Date, updatedAt: Date) {
+        self.projectID = projectID
+        self.externalID = externalID
+        self.userID = userID
+        self.email = email
+        self.emailVerified = emailVerified
+        self.phoneNumber = phoneNumber
+        self.phoneNumberVerified = phoneNumberVerified
+        self.username = username
+        self.displayName = displayName
+        self.custom = custom
+        self.locale = locale
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A tracked action: its code, idempotency key and state; `externalUserID` is `nil` until a usernameless sign-in
+/// names the user.
+public struct AuthsignalActionRecord: Sendable, Hashable {
+    public var id: String
+    public var projectID: String
+    public var externalUserID: String?
+    public var actionCode: String
+    public var idempotencyKey: String
+    public var state: String
+    public var stateUpdatedAt: Date
+    public var verificationMethod: String?
+    public var createdAt: Date
+
+    public init(id: String, projectID: String, externalUserID: String?, actionCode: String, idempotencyKey: String, state: String,
+                stateUpdatedAt: Date, verificationMethod: String? = nil, createdAt: Date) {
+        self.id = id
+        self.projectID = projectID
+        self.externalUserID = externalUserID
+        self.actionCode = actionCode
+        self.idempotencyKey = idempotencyKey
+        self.state = state
+        self.stateUpdatedAt = stateUpdatedAt
+        self.verificationMethod = verificationMethod
+        self.createdAt = createdAt
+    }
+}
+
+/// A verified contact enrolled by the backend (`EMAIL_OTP`, `SMS`): an authenticator that is not a passkey.
+public struct AuthsignalContactRecord: Sendable, Hashable {
+    public var id: String
+    public var userID: String
+    public var verificationMethod: String
+    public var email: String?
+    public var phoneNumber: String?
+    public var createdAt: Date
+
+    public init(id: String, userID: String, verificationMethod: String, email: String?, phoneNumber: String?, createdAt: Date) {
+        self.id = id
+        self.userID = userID
+        self.verificationMethod = verificationMethod
+        self.email = email
+        self.phoneNumber = phoneNumber
+        self.createdAt = createdAt
+    }
+}
+
+/// What the client said when it enrolled a passkey.
+public struct AuthsignalPasskeyDetails: Sendable, Hashable {
+    /// The credential row (``CredentialRecord/id``).
+    public var credentialRowID: String
+    public var deviceID: String?
+    public var username: String?
+    public var displayName: String?
+
+    public init(credentialRowID: String, deviceID: String?, username: String?, displayName: String?) {
+        self.credentialRowID = credentialRowID
+        self.deviceID = deviceID
+        self.username = username
+        self.displayName = displayName
+    }
+}
+
+/// Stores the Authsignal face's users, actions, verified contacts, passkey details and default action outcomes.
+public struct AuthsignalRepository: Sendable {
+    public let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    private static let userColumns = "project_id, external_id, user_id, email, email_verified, phone_number, phone_number_verified, "
+        + "username, display_name, custom, locale, created_at, updated_at"
+    private static let actionColumns = "id, project_id, external_user_id, action_code, idempotency_key, state, state_updated_at, "
+        + "verification_method, created_at"
+
+    // MARK: Users
+
+    /// Inserts a user.
+    /// - Throws: ``StoreError/Code/conflict`` when the tenant already has this user ID.
+    public func createUser(_ user: AuthsignalUserRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO authsignal_users (\(Self.userColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            Self.values(user)
+        )
+    }
+
+    /// Replaces a user's attributes.
+    /// - Returns: whether the user exists.
+    @discardableResult
+    public func updateUser(_ user: AuthsignalUserRecord) throws(StoreError) -> Bool {
+        try database.execute(
+            "UPDATE authsignal_users SET user_id = $3, email = $4, email_verified = $5, phone_number = $6, phone_number_verified = $7, "
+                + "username = $8, display_name = $9, custom = $10, locale = $11, created_at = $12, updated_at = $13 "
+                + "WHERE project_id = $1 AND external_id = $2",
+            Self.values(user)
+        ) > 0
+    }
+
+    /// The tenant's user with this integrator user ID.
+    public func user(projectID: String, externalID: String) throws(StoreError) -> AuthsignalUserRecord? {
+        try database.queryFirst(
+            "SELECT \(Self.userColumns) FROM authsignal_users WHERE project_id = $1 AND external_id = $2", [.text(projectID), .text(externalID)]
+        ).map(Self.user)
+    }
+
+    /// The user behind this Sesame user, if the face knows one.
+    public func user(userID: String) throws(StoreError) -> AuthsignalUserRecord? {
+        try database.queryFirst("SELECT \(Self.userColumns) FROM authsignal_users WHERE user_id = $1", [.text(userID)]).map(Self.user)
+    }
+
+    /// Deletes the tenant's actions of this user (the user itself goes with its Sesame user).
+    @discardableResult
+    public func deleteActions(projectID: String, externalUserID: String) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM authsignal_actions WHERE project_id = $1 AND external_user_id = $2",
+                             [.text(projectID), .text(externalUserID)])
+    }
+
+    private static func values(_ user: AuthsignalUserRecord) -> [SQLValue] {
+        [
+            .text(user.projectID), .text(user.externalID), .text(user.userID), .text(user.email), .bool(user.emailVerified),
+            .text(user.phoneNumber), .bool(user.phoneNumberVerified), .text(user.username), .text(user.displayName), .text(user.custom),
+            .text(user.locale), .date(user.createdAt), .date(user.updatedAt),
+        ]
+    }
+
+    private static func user(_ row: SQLRow) throws(StoreError) -> AuthsignalUserRecord {
+        AuthsignalUserRecord(
+            projectID: try row.text("project_id"), externalID: try row.text("external_id"), userID: try row.text("user_id"),
+            email: try row.optionalText("email"), emailVerified: try row.bool("email_verified"), phoneNumber: try row.optionalText("phone_number"),
+            phoneNumberVerified: try row.bool("phone_number_verified"), username: try row.optionalText("username"),
+            displayName: try row.optionalText("display_name"), custom: try row.optionalText("custom"), locale: try row.optionalText("locale"),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at")
+        )
+    }
+
+    // MARK: Actions
+
+    /// Inserts an action.
+    /// - Throws: ``StoreError/Code/conflict`` when the tenant already has an action with this idempotency key.
+    public func createAction(_ action: AuthsignalActionRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO authsignal_actions (\(Self.actionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            [
+                .text(action.id), .text(action.projectID), .text(action.externalUserID), .text(action.actionCode), .text(action.idempotencyKey),
+                .text(action.state), .date(action.stateUpdatedAt), .text(action.verificationMethod), .date(action.createdAt),
+            ]
+        )
+    }
+
+    /// The action with this ID.
+    public func action(id: String) throws(StoreError) -> AuthsignalActionRecord? {
+        try database.queryFirst("SELECT \(Self.actionColumns) FROM authsignal_actions WHERE id = $1", [.text(id)]).map(Self.action)
+    }
+
+    /// The tenant's action with this idempotency key.
+    public func action(projectID: String, idempotencyKey: String) throws(StoreError) -> AuthsignalActionRecord? {
+        try database.queryFirst(
+            "SELECT \(Self.actionColumns) FROM authsignal_actions WHERE project_id = $1 AND idempotency_key = $2",
+            [.text(projectID), .text(idempotencyKey)]
+        ).map(Self.action)
+    }
+
+    /// Sets an action's state (and, when given, its verification method and user).
+    /// - Parameter onlyFrom: when given, the state changes only if it is one of these (a finished ceremony never
+    ///   overrides a state the backend set meanwhile, such as `BLOCK`).
+    /// - Returns: whether the action changed.
+    @discardableResult
+    public func setState(id: String, state: String, verificationMethod: String? = nil, externalUserID: String? = nil, at time: Date,
+                         onlyFrom: [String]? = nil) throws(StoreError) -> Bool {
+        var sql = "UPDATE authsignal_actions SET state = $2, state_updated_at = $3, "
+            + "verification_method = COALESCE($4, verification_method), external_user_id = COALESCE($5, external_user_id) WHERE id = $1"
+        var parameters: [SQLValue] = [.text(id), .text(state), .date(time), .text(verificationMethod), .text(externalUserID)]
+        if let onlyFrom, !onlyFrom.isEmpty {
+            let placeholders = onlyFrom.indices.map { "$\($0 + 6)" }.joined(separator: ", ")
+            sql += " AND state IN (\(placeholders))"
+            parameters += onlyFrom.map { .text($0) }
+        }
+        return try database.execute(sql, parameters) > 0
+    }
+
+    /// Deletes user-less actions created before `userlessBefore` and every action created before `before`.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func deleteActions(userlessBefore: Date, before: Date) throws(StoreError) -> Int {
+        try database.execute("DELETE FROM authsignal_actions WHERE created_at < $2 OR (external_user_id IS NULL AND created_at < $1)",
+                             [.date(userlessBefore), .date(before)])
+    }
+
+    private static func action(_ row: SQLRow) throws(StoreError) -> AuthsignalActionRecord {
+        AuthsignalActionRecord(
+            id: try row.text("id"), projectID: try row.text("project_id"), externalUserID: try row.optionalText("external_user_id"),
+            actionCode: try row.text("action_code"), idempotencyKey: try row.text("idempotency_key"), state: try row.text("state"),
+            stateUpdatedAt: try row.date("state_updated_at"), verificationMethod: try row.optionalText("verification_method"),
+            createdAt: try row.date("created_at")
+        )
+    }
+
+    // MARK: Default outcomes
+
+    /// Sets (or, with `nil`, clears) the default outcome of an action code.
+    public func setOutcome(projectID: String, actionCode: String, state: String?) throws(StoreError) {
+        try database.execute("DELETE FROM authsignal_action_outcomes WHERE project_id = $1 AND action_code = $2",
+                             [.text(projectID), .text(actionCode)])
+        guard let state else { return }
+        try database.execute("INSERT INTO authsignal_action_outcomes (project_id, action_code, state) VALUES ($1, $2, $3)",
+                             [.text(projectID), .text(actionCode), .text(state)])
+    }
+
+    /// The default outcome of an action code, if the operator set one.
+    public func outcome(projectID: String, actionCode: String) throws(StoreError) -> String? {
+        try database.queryFirst("SELECT state FROM authsignal_action_outcomes WHERE project_id = $1 AND action_code = $2",
+                                [.text(projectID), .text(actionCode)])?.text("state")
+    }
+
+    /// Every configured default outcome of the tenant, by action code.
+    public func outcomes(projectID: String) throws(StoreError) -> [(actionCode: String, state: String)] {
+        try database.query("SELECT action_code, state FROM authsignal_action_outcomes WHERE project_id = $1 ORDER BY action_code",
+                           [.text(projectID)]).map { row throws(StoreError) in (try row.text("action_code"), try row.text("state")) }
+    }
+
+    // MARK: Verified contacts
+
+    /// Inserts a verified contact.
+    public func createContact(_ contact: AuthsignalContactRecord) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO authsignal_contacts (id, user_id, verification_method, email, phone_number, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            [.text(contact.id), .text(contact.userID), .text(contact.verificationMethod), .text(contact.email), .text(contact.phoneNumber),
+             .date(contact.createdAt)]
+        )
+    }
+
+    /// The user's verified contacts, oldest first.
+    public func contacts(userID: String) throws(StoreError) -> [AuthsignalContactRecord] {
+        try database.query(
+            "SELECT id, user_id, verification_method, email, phone_number, created_at FROM authsignal_contacts WHERE user_id = $1 "
+                + "ORDER BY created_at, id", [.text(userID)]
+        ).map { row throws(StoreError) in
+            AuthsignalContactRecord(id: try row.text("id"), userID: try row.text("user_id"), verificationMethod: try row.text("verification_method"),
+                                    email: try row.optionalText("email"), phoneNumber: try row.optionalText("phone_number"),
+                                    createdAt: try row.date("created_at"))
+        }
+    }
+
+    /// Deletes one of the user's verified contacts.
+    /// - Returns: whether it existed.
+    public func deleteContact(userID: String, id: String) throws(StoreError) -> Bool {
+        try database.execute("DELETE FROM authsignal_contacts WHERE user_id = $1 AND id = $2", [.text(userID), .text(id)]) > 0
+    }
+
+    // MARK: Passkey details
+
+    /// Stores what the client said when it enrolled a passkey.
+    public func createPasskeyDetails(_ details: AuthsignalPasskeyDetails) throws(StoreError) {
+        try database.execute(
+            "INSERT INTO authsignal_passkeys (credential_row_id, device_id, username, display_name) VALUES ($1, $2, $3, $4)",
+            [.text(details.credentialRowID), .text(details.deviceID), .text(details.username), .text(details.displayName)]
+        )
+    }
+
+    /// The enrolment details of a passkey, if it was enrolled through the Authsignal face.
+    public func passkeyDetails(credentialRowID: String) throws(StoreError) -> AuthsignalPasskeyDetails? {
+        try database.queryFirst("SELECT credential_row_id, device_id, username, display_name FROM authsignal_passkeys WHERE credential_row_id = $1",
+                                [.text(credentialRowID)]).map { row throws(StoreError) in
+            AuthsignalPasskeyDetails(credentialRowID: try row.text("credential_row_id"), deviceID: try row.optionalText("device_id"),
+                                     username: try row.optionalText("username"), displayName: try row.optionalText("display_name"))
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import SesameCore
+import SesameHTTP
+import Testing
+
+/// Every error under `/authsignal/v1` has the §1.4 body and `Content-Type: application/json`, whoever made it (a
+/// route, the router, a limit), and bad input is a 4xx, never a 5xx.
+@Suite struct ErrorShapeTests {
+    @Test("router errors (unknown route, wrong method, wrong media type) have the face's shape", arguments: Backend.allCases)
+    func routerErrors(backend: Backend) throws {
+        let harness = try Harness(backend)
+        #expect(harness.send(.GET, "/nope", authorization: nil).isError(404, "not_found"))
+        #expect(harness.send(.GET, "/validate", authorization: harness.serverAuthorization).isError(405, "invalid_request"))
+        let text = harness.send(.POST, "/validate", nil, authorization: harness.serverAuthorization,
+                                headers: [("Content-Type", "text/plain")])
+        #expect(text.status == 415 || text.isError(400, "invalid_request"))
+        #expect(text.response.headers["Content-Type"] == "application/json" && text.object["errorCode"] as? String == text.object["error"] as? String)
+    }
+
+    @Test("bad input is 400 invalid_request: long or control-character IDs, wrong member types, non-object bodies",
+          arguments: Backend.allCases)
+    func badInput(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let auth = harness.serverAuthorization
+        #expect(harness.send(.GET, "/users/" + String(repeating: "u", count: 256), authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.GET, "/users/a\u{0}b", authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.PATCH, "/users/alice", ["email": 5], authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.PATCH, "/users/alice", ["email": String(repeating: "e", count: 300)], authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.PATCH, "/users/alice", [1, 2], authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.POST, "/users/alice/actions/signIn", ["idempotencyKey": 1e300], authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.POST, "/users/alice/actions/signIn", ["idempotencyKey": "a\u{1}"], authorization: auth).isError(400, "invalid_request"))
+        #expect(harness.send(.POST, "/validate", ["token": 7], authorization: auth).isError(400, "invalid_request"))
+        let tenant = harness.tenantAuthorization
+        #expect(harness.send(.POST, "/client/challenge", ["action": ["x"]], authorization: tenant).isError(400, "invalid_request"))
+        #expect(harness.send(.POST, "/client/verify/passkey", ["challengeId": "x", "authenticationCredential": "no"], authorization: tenant)
+            .isError(400, "invalid_request"))
+        let ids = (0..<21).map { _ in "AAAA" }.joined(separator: ",")
+        #expect(harness.send(.GET, "/client/user-authenticators/passkey", authorization: tenant, query: ["credentialIds": ids]).isError(400, "invalid_request"))
+        #expect(harness.send(.GET, "/client/user-authenticators/passkey", authorization: tenant).isError(400, "invalid_request"))
+    }
+
+    @Test("a tenant without a relying party gets 400 invalid_configuration from the passkey routes", arguments: Backend.allCases)
+    func noRelyingParty(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let bare = try harness.sesame.projects.create(name: "Bare", relyingPartyID: "bare.example")
+        let tenant = "Basic " + Data("\(bare.id):".utf8).base64EncodedString()
+        #expect(harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", [:], authorization: tenant)
+            .isError(400, "invalid_configuration"))
+    }
+}
