@@ -77,6 +77,8 @@ enum AuthsignalSDK {
 
         // The request log (JSON lines on stderr) names routes and refusal reasons, never a secret, token, challenge,
         // challenge or credential ID, idempotency key or assertion part the suite sent or received.
+        // The log is written in batches every 200 ms: SIGTERM makes the server write the rest before it exits.
+        server.terminate()
         let log = server.stderr
         #expect(log.contains(#""route":"/authsignal/v1/client/verify/passkey""#), "the face's requests are logged")
         for reason in ["origin_mismatch", "invalid_signature", "unknown_credential", "challenge_expired"] {
