@@ -3,13 +3,15 @@
 
 Sources: the W3C WebAuthn Level 3 test vectors in Tests/WebAuthnTests/Vectors/w3c-webauthn-l3/*.json
 (attestation objects, authenticator data, COSE keys), the ML-DSA vectors in Tests/WebAuthnTests/Vectors/mldsa
-(COSE AKP keys; signatures for the mldsa target), plus small hand-built CBOR items and authenticator
-data with extensions. File names are stable and descriptive, so re-running only rewrites identical files.
+(COSE AKP keys; signatures for the mldsa target), the py_webauthn vectors in Tests/WebAuthnTests/Vectors/py_webauthn
+(TPM certInfo/pubArea, the Android key description extension, the SafetyNet JWS), plus small hand-built CBOR items,
+authenticator data with extensions, TPM structures, key descriptions and JWSs around the edges. File names are stable and descriptive, so re-running only rewrites identical files.
 """
 import base64, glob, hashlib, json, os, struct, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VECTORS = os.path.join(ROOT, "Tests/WebAuthnTests/Vectors/w3c-webauthn-l3")
+PY_WEBAUTHN_VECTORS = os.path.join(ROOT, "Tests/WebAuthnTests/Vectors/py_webauthn")
 MLDSA_VECTORS = os.path.join(ROOT, "Tests/WebAuthnTests/Vectors/mldsa")
 CORPUS = os.path.join(ROOT, "Fuzz/Corpus")
 
@@ -94,6 +96,60 @@ def dec(b, i=0):
     return {20: False, 21: True, 22: None}.get(info, ("simple", info)), i
 
 
+def b64u_encode(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+
+# --- a tiny DER reader (enough to find one certificate extension) and writer ---------------------------------
+def der_element(b, i):
+    """Returns (tag bytes, content start, end) of the element at i; definite lengths only."""
+    start = i
+    i += 1
+    if b[start] & 0x1F == 0x1F:
+        while b[i] & 0x80:
+            i += 1
+        i += 1
+    tag = bytes(b[start:i])
+    n = b[i]; i += 1
+    if n & 0x80:
+        count = n & 0x7F
+        n = int.from_bytes(b[i:i + count], "big"); i += count
+    return tag, i, i + n
+
+
+def der_extension(cert, oid):
+    """The extnValue content of the extension with the given encoded OID (tag, length and arcs) in a certificate."""
+    at = cert.index(oid) + len(oid)
+    tag, start, end = der_element(cert, at)
+    if tag == b"\x01":  # critical BOOLEAN
+        tag, start, end = der_element(cert, end)
+    assert tag == b"\x04", tag
+    return bytes(cert[start:end])
+
+
+def der(tag, content):
+    n = len(content)
+    length = bytes([n]) if n < 0x80 else bytes([0x80 | (n.bit_length() + 7) // 8]) + n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes(tag) + length + bytes(content)
+
+
+def der_int(v):
+    return der(b"\x02", v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True))
+
+
+def key_description(challenge, software, tee, rest=b""):
+    """A KeyDescription (version 3, security levels software/TEE) around two AuthorizationList contents."""
+    return der(b"\x30", der_int(3) + der(b"\x0a", b"\x00") + der_int(3) + der(b"\x0a", b"\x01")
+               + der(b"\x04", challenge) + der(b"\x04", b"") + der(b"\x30", software) + der(b"\x30", tee) + rest)
+
+
+# The Android key description extension's OID 1.3.6.1.4.1.11129.2.1.17, DER encoded.
+ANDROID_KEY_OID = bytes.fromhex("060a2b06010401d679020111")
+# Explicit context tags of the AuthorizationList fields Sesame reads: purpose [1], allApplications [600], origin [702].
+PURPOSE, ALL_APPLICATIONS, ORIGIN = b"\xa1", b"\xbf\x84\x58", b"\xbf\x85\x3e"
+TARGETS = ("cbor", "cose", "authdata", "attestation", "mldsa", "tpm", "androidkey", "safetynet")
+
+
 # --- writing -------------------------------------------------------------------------------------------------
 written = {}
 
@@ -110,7 +166,7 @@ def seed(target, name, data):
 
 
 def main():
-    for target in ("cbor", "cose", "authdata", "attestation", "mldsa"):
+    for target in TARGETS:
         d = os.path.join(CORPUS, target)
         if os.path.isdir(d):
             for f in os.listdir(d):
@@ -173,6 +229,61 @@ def main():
     seed("attestation", "u2f-no-sig", enc({"fmt": "fido-u2f", "attStmt": {"x5c": u2f["attStmt"]["x5c"]}, "authData": u2f["authData"]}))
     seed("attestation", "tpm-empty-statement", enc({"fmt": "tpm", "attStmt": {}, "authData": reg}))
 
+    py_vectors = {}
+    for path in sorted(glob.glob(os.path.join(PY_WEBAUTHN_VECTORS, "*.json"))):
+        py_vectors[os.path.basename(path)[:-5]] = json.load(open(path))
+
+    # tpm: certInfo (TPMS_ATTEST) and pubArea (TPMT_PUBLIC) of both TPM vectors (ECC P-256 and RSA 2048), then
+    # hand-made ones: a certInfo with a byte after qualifiedName, one cut inside clockInfo, the shortest one; an ECC
+    # pubArea with an ECDAA scheme, a KDF and a symmetric algorithm; an RSA one with exponent 0 (65537), truncated.
+    tpm_vectors = {"es256": vectors["registration-es256-tpm"], "rs1": py_vectors["registration-tpm-rs1-surface-pro-4"]}
+    for name, v in tpm_vectors.items():
+        statement = dec(b64u(v["attestationObject"]))[0]["attStmt"]
+        seed("tpm", name + "-certinfo", statement["certInfo"])
+        seed("tpm", name + "-pubarea", statement["pubArea"])
+    cert_info = dec(b64u(vectors["registration-es256-tpm"]["attestationObject"]))[0]["attStmt"]["certInfo"]
+    seed("tpm", "certinfo-trailing-byte", cert_info + b"\x00")
+    seed("tpm", "certinfo-cut-clockinfo", cert_info[:6 + 2 + 2 + 32 + 5])
+    seed("tpm", "certinfo-minimal", b"\xff\x54\x43\x47\x80\x17" + b"\x00\x00" * 2 + bytes(17 + 8) + b"\x00\x00" * 2)
+    ecc_point = b"\x00\x20" + bytes(range(32)) + b"\x00\x20" + bytes(range(32, 64))
+    seed("tpm", "pubarea-ecc-ecdaa-kdf-aes", b"\x00\x23\x00\x0b\x00\x06\x00\x72\x00\x00" + b"\x00\x06\x00\x80\x00\x43"
+         + b"\x00\x1a\x00\x0b\x00\x01" + b"\x00\x03" + b"\x00\x20\x00\x0b" + ecc_point)
+    rsa = b"\x00\x01\x00\x0b\x00\x06\x04\x72\x00\x00\x00\x10" + b"\x00\x10\x08\x00\x00\x00\x00\x00"
+    seed("tpm", "pubarea-rsa-exponent-0", rsa + b"\x01\x00" + b"\xc5" * 256)
+    seed("tpm", "pubarea-rsa-truncated", rsa + b"\x01\x00" + b"\xc5" * 255)
+
+    # androidkey: the key description extension of the android-key vector's credential certificate, then hand-made
+    # ones: empty lists, every field Sesame reads (purposes sign and verify, allApplications, origin), a purpose
+    # given twice as a tag, a negative purpose, an unknown high tag number, a trailing byte, and bytes that are not DER
+    # after hardwareEnforced (which the parser ignores, as it ignores any field after it).
+    statement = dec(b64u(py_vectors["registration-android-key-conformance"]["attestationObject"]))[0]["attStmt"]
+    seed("androidkey", "conformance", der_extension(statement["x5c"][0], ANDROID_KEY_OID))
+    challenge = hashlib.sha256(b"client data").digest()
+    purposes = der(PURPOSE, der(b"\x31", der_int(2) + der_int(3)))
+    seed("androidkey", "empty-lists", key_description(challenge, b"", b""))
+    seed("androidkey", "all-fields", key_description(challenge, der(ALL_APPLICATIONS, b"\x05\x00"),
+                                                     purposes + der(ORIGIN, der_int(0))))
+    seed("androidkey", "purpose-twice", key_description(challenge, b"", purposes + purposes))
+    seed("androidkey", "purpose-negative", key_description(b"", der(PURPOSE, der(b"\x31", der_int(-2))), b""))
+    seed("androidkey", "unknown-tag-9999", key_description(challenge, der(b"\xbf\xce\x0f", der_int(1)), b""))
+    seed("androidkey", "trailing-byte", key_description(challenge, b"", b"") + b"\x00")
+    seed("androidkey", "junk-after-lists", key_description(challenge, b"", b"", rest=b"\x0d\xff"))
+
+    # safetynet: the android-safetynet vector's response JWS, then hand-made ones around its header: payloads with
+    # and without the members Sesame reads (a fractional timestamp, a string ctsProfileMatch), a payload that is
+    # not an object, an empty x5c, four parts, and the vector with its signature part emptied.
+    response = dec(b64u(py_vectors["registration-android-safetynet-rs256"]["attestationObject"]))[0]["attStmt"]["response"]
+    seed("safetynet", "rs256", response)
+    header = response.split(b".")[0]
+    for name, payload in (("all-members", b'{"nonce":"bm9uY2U=","timestampMs":1700000000000,"ctsProfileMatch":true}'),
+                          ("no-members", b'{"apkPackageName":"org.example"}'),
+                          ("odd-members", b'{"nonce":7,"timestampMs":1.7e12,"ctsProfileMatch":"true"}'),
+                          ("payload-array", b'[1,2]')):
+        seed("safetynet", name, header + b"." + b64u_encode(payload) + b".c2ln")
+    seed("safetynet", "x5c-empty", b64u_encode(b'{"alg":"RS256","x5c":[]}') + b"." + b64u_encode(b"{}") + b".c2ln")
+    seed("safetynet", "four-parts", response + b".")
+    seed("safetynet", "no-signature", response[:response.rindex(b".") + 1])
+
     # cbor: one small item of every kind, plus a few encodings the decoder must reject or treat specially.
     items = {
         "uint-0": enc(0), "uint-23": enc(23), "uint-24": enc(24), "uint-max": enc(2**64 - 1),
@@ -192,7 +303,7 @@ def main():
     for name, data in items.items():
         seed("cbor", name, data)
 
-    for target in ("cbor", "cose", "authdata", "attestation", "mldsa"):
+    for target in TARGETS:
         d = os.path.join(CORPUS, target)
         files = os.listdir(d)
         print(f"{target}: {len(files)} seeds, {sum(os.path.getsize(os.path.join(d, f)) for f in files)} bytes")

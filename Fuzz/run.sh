@@ -6,7 +6,8 @@
 #
 # Build: plain swiftc, no SwiftPM (the package gains no fuzz products and the shared .build is untouched).
 # SesameCrypto and WebAuthn are compiled from Sources/ as static libraries with -sanitize=fuzzer,address, so
-# they carry both AddressSanitizer checks and libFuzzer's coverage instrumentation; each target file is then
+# they carry both AddressSanitizer checks and libFuzzer's coverage instrumentation (and -enable-testing, for
+# targets that `@testable import WebAuthn`); each target file is then
 # linked against them (and libcrypto through the COpenSSL module map). Everything lives in Fuzz/out/
 # (gitignored); a build step is skipped when its inputs (sources, flags, compiler version) are unchanged.
 #
@@ -47,12 +48,15 @@ SWIFT_FLAGS=(-parse-as-library -O -g -swift-version 6
     -sanitize=fuzzer,address
     -module-cache-path "$BUILD/module-cache"
     -I "$ROOT/Sources/COpenSSL" -I "$BUILD")
+# The libraries only: -enable-testing lets a target `@testable import WebAuthn` to reach an internal parser directly
+# (tpm, androidkey, safetynet) instead of through a ceremony that first needs a valid signature.
+LIBRARY_FLAGS=(-enable-testing)
 # Link flags for libcrypto when pkg-config knows a non-default location (the module map links "crypto").
 LINK_FLAGS=()
 for flag in $(pkg-config --libs-only-L openssl 2>/dev/null || true); do LINK_FLAGS+=("$flag"); done
 
 stamp_of() {  # hash of the compiler version, flags and the given files
-    { "$SWIFTC" --version 2>&1; echo "${SWIFT_FLAGS[*]} ${LINK_FLAGS[*]}"; cat "$@"; } | sha256sum | cut -d' ' -f1
+    { "$SWIFTC" --version 2>&1; echo "${SWIFT_FLAGS[*]} ${LIBRARY_FLAGS[*]} ${LINK_FLAGS[*]}"; cat "$@"; } | sha256sum | cut -d' ' -f1
 }
 
 build_library() {  # build_library MODULE SOURCE_DIR [extra stamp inputs...]; sets LIB_STAMP
@@ -65,7 +69,7 @@ build_library() {  # build_library MODULE SOURCE_DIR [extra stamp inputs...]; se
     else
         echo "build: $module (${#sources[@]} files)"
         rm -f "$BUILD/$module.stamp"
-        "$SWIFTC" "${SWIFT_FLAGS[@]}" -wmo -module-name "$module" -emit-library -static \
+        "$SWIFTC" "${SWIFT_FLAGS[@]}" "${LIBRARY_FLAGS[@]}" -wmo -module-name "$module" -emit-library -static \
             -emit-module -emit-module-path "$BUILD/$module.swiftmodule" \
             -o "$BUILD/lib$module.a" "${sources[@]}" || { echo "run.sh: building $module failed" >&2; exit 2; }
         echo "$stamp" > "$BUILD/$module.stamp"
