@@ -87,8 +87,11 @@ struct DurabilityTests {
         }
         for _ in 0..<threads { gate.signal() }
 
-        // Let the burst run, then SIGKILL the server in the middle of it.
-        Thread.sleep(forTimeInterval: 1.0)
+        // Let the burst run, then SIGKILL the server in the middle of it: once it has acknowledged a few dozen writes (a
+        // first flush of the log can take seconds when the machine's disk is busy), at least a second in.
+        let started = Date()
+        func running() -> TimeInterval { Date().timeIntervalSince(started) }
+        while running() < 1 || (acknowledged.current.count < 40 && running() < 60) { Thread.sleep(forTimeInterval: 0.05) }
         let beforeKill = acknowledged.current.count
         killed.withLock { $0 = true }
         server.send(SIGKILL)

@@ -16,8 +16,8 @@ import Synchronization
 /// ``WebhookSender/maximumSessions`` origins is closed. Sessions have no cookies, cache or credential storage, and
 /// redirects are not followed (a 3xx is reported as ``WebhookSendOutcome/status(_:)``). The response body is read and
 /// dropped, so that the connection can be reused, within the attempt's timeout: a status that arrived counts even
-/// when its body does not end in time (the connection is then closed). Every request is a `POST` with `Content-Type: application/json` and
-/// `User-Agent: Sesame-Webhooks/1`.
+/// when its body does not end in time (the connection is then closed). Every request is a `POST` with
+/// `Content-Type: application/json` and `User-Agent: Sesame-Webhooks/1`.
 ///
 /// Before connecting, the URL is checked with `EndpointAddressPolicy.check(url:allowPrivate:allowHTTP:)`
 /// and refused with `.failed("address not allowed")` when it fails.
