@@ -190,6 +190,12 @@ extension SQLDatabase {
     }
 }
 
+/// `$n+1, $n+2, …, $n+count`: the numbered placeholders of a list of `count` parameters that follow the first `n`
+/// (for `IN (…)`); empty for none.
+func sqlPlaceholders(_ count: Int, after n: Int) -> String {
+    (0..<count).map { "$\(n + $0 + 1)" }.joined(separator: ", ")
+}
+
 /// Retries `operation` while it throws a transient error, with a short growing, jittered pause between tries.
 func withTransientRetry<T>(
     attempts: Int, _ operation: () throws(StoreError) -> T

@@ -166,6 +166,22 @@ import Testing
         #expect(server.connections == 2)
     }
 
+    @Test("at most maximumSessions origins keep a session: the least recently used one is closed, a recent one kept")
+    func sessionLimit() throws {
+        let servers = try (0...WebhookSender.maximumSessions).map { _ in try CountingHTTPServer(responseBody: 2) }
+        defer { servers.forEach { $0.close() } }
+        func send(_ index: Int) -> WebhookSendOutcome {
+            sender.send(url: URL(string: "http://127.0.0.1:\(servers[index].port)/webhook")!, body: [], headers: [:], timeout: 5)
+        }
+        // One more origin than the limit: opening the last one closes the first one's session.
+        for index in servers.indices { #expect(send(index) == .status(200)) }
+        #expect(send(servers.count - 1) == .status(200))
+        #expect(servers[servers.count - 1].connections == 1, "a recently used origin keeps its connection")
+        #expect(send(0) == .status(200))
+        #expect(servers[0].connections == 2, "the least recently used origin's session was closed")
+        #expect(servers.map(\.requests) == [2] + Array(repeating: 1, count: servers.count - 2) + [2])
+    }
+
     @Test("a response whose body never ends still reports its status when the attempt's time is up; its connection is closed")
     func endlessBody() throws {
         let server = try CountingHTTPServer(responseBody: 1 << 30, stallAfter: 1024)

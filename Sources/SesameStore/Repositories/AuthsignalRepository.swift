@@ -210,7 +210,7 @@ public struct AuthsignalRepository: Sendable {
             + "verification_method = COALESCE($4, verification_method), external_user_id = COALESCE($5, external_user_id) WHERE id = $1"
         var parameters: [SQLValue] = [.text(id), .text(state), .date(time), .text(verificationMethod), .text(externalUserID)]
         if let onlyFrom, !onlyFrom.isEmpty {
-            let placeholders = onlyFrom.indices.map { "$\($0 + 6)" }.joined(separator: ", ")
+            let placeholders = sqlPlaceholders(onlyFrom.count, after: 5)
             sql += " AND state IN (\(placeholders))"
             parameters += onlyFrom.map { .text($0) }
         }

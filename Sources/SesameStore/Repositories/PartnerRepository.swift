@@ -224,7 +224,7 @@ public struct PartnerRepository: Sendable {
     /// Moves an app from one of `from` to `to`.
     /// - Returns: whether it was in one of `from` (and so moved).
     public func setAppState(partnerID: String, id: String, from: [String], to: String, at time: Date) throws(StoreError) -> Bool {
-        let placeholders = from.indices.map { "$\($0 + 5)" }.joined(separator: ", ")
+        let placeholders = sqlPlaceholders(from.count, after: 4)
         return try database.execute(
             "UPDATE partner_apps SET state = $3, updated_at = $4 WHERE partner_id = $1 AND id = $2 AND state IN (\(placeholders))",
             [.text(partnerID), .text(id), .text(to), .date(time)] + from.map { .text($0) }

@@ -214,7 +214,7 @@ public struct WebhookRepository: Sendable {
     /// - Returns: the work this call won, in the order of `ids` (a delivery another node holds, or no longer due, is left out).
     public func claim(ids: [String], owner: String, now: Date, leaseUntil: Date) throws(StoreError) -> [WebhookWork] {
         guard !ids.isEmpty else { return [] }
-        let list = Self.placeholders(ids.count, after: 4)
+        let list = sqlPlaceholders(ids.count, after: 4)
         return try database.transaction { connection throws(StoreError) -> [WebhookWork] in
             let claimed = try connection.query(
                 """
@@ -230,7 +230,7 @@ public struct WebhookRepository: Sendable {
                 SELECT d.id AS delivery_id, d.attempts, e.id AS event_id, e.partner_id AS event_partner, e.environment AS event_environment,
                        e.type, e.body, e.created_at AS event_created, e.sealed_token, e.token_offset, w.id, w.partner_id, w.environment, w.url, w.secret, w.state, w.created_at
                 FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
-                WHERE d.id IN (\(Self.placeholders(claimed.count, after: 0)))
+                WHERE d.id IN (\(sqlPlaceholders(claimed.count, after: 0)))
                 """,
                 claimed.map { .text($0) }
             )
@@ -247,11 +247,6 @@ public struct WebhookRepository: Sendable {
             }
             return ids.compactMap { work[$0] }
         }
-    }
-
-    /// `$n+1, $n+2, …` for `count` parameters after the first `n`.
-    private static func placeholders(_ count: Int, after n: Int) -> String {
-        (1...count).map { "$\(n + $0)" }.joined(separator: ", ")
     }
 
     /// How one attempt of a leased delivery ends: the attempt's record and where the delivery goes next.
@@ -289,12 +284,12 @@ public struct WebhookRepository: Sendable {
             }
             guard !recorded.isEmpty else { return 0 }
             // Delivered, failed or abandoned everywhere: an event's token is no longer needed.
-            let endpoints = disabled.isEmpty ? "NULL" : Self.placeholders(disabled.count, after: recorded.count + 1)
+            let endpoints = disabled.isEmpty ? "NULL" : sqlPlaceholders(disabled.count, after: recorded.count + 1)
             try connection.execute(
                 """
                 UPDATE webhook_events SET sealed_token = NULL
                 WHERE sealed_token IS NOT NULL
-                AND id IN (SELECT event_id FROM webhook_deliveries WHERE id IN (\(Self.placeholders(recorded.count, after: 1)))
+                AND id IN (SELECT event_id FROM webhook_deliveries WHERE id IN (\(sqlPlaceholders(recorded.count, after: 1)))
                            OR endpoint_id IN (\(endpoints)))
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $1)
                 """,
