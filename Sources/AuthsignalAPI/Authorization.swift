@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// The three credentials of the face (spec §1.5): the tenant secret (server API), a Bearer track or result token and
 /// the tenant ID in Basic (client API).
@@ -39,7 +40,7 @@ enum Authorization {
         }
         if tenant, let credentials = basic(request) {
             // iOS and Android send "<tenantID>:"; the web SDK sends encodeURIComponent(tenantID) without a colon.
-            let decoded = credentials.removingPercentEncoding ?? credentials
+            let decoded = credentials.contains("%") ? credentials.removingPercentEncoding ?? credentials : credentials
             let id = decoded.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard !id.isEmpty else { throw AuthsignalAPI.unauthorized }
             return .tenant(try AuthsignalAPI.call { () throws(SesameError) in try sesame.authsignal.tenant(id: id) })
@@ -68,15 +69,8 @@ enum Authorization {
         guard let header = request.headers["Authorization"], header.utf8.count <= maximumLength, header.lowercased().hasPrefix("basic ") else {
             return nil
         }
-        var text = String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty, !(text.contains("-") || text.contains("_")) || !(text.contains("+") || text.contains("/")) else { return nil }
-        text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if text.hasSuffix("=") {
-            guard text.utf8.count % 4 == 0 else { return nil }
-        } else {
-            text += String(repeating: "=", count: (4 - text.utf8.count % 4) % 4)
-        }
-        guard let data = Data(base64Encoded: text) else { return nil }
-        return String(data: data, encoding: .utf8)
+        let text = String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, let bytes = try? Base64URL.decode(text) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import WebAuthn
 import SesameCore
 import SesameHTTP
 
@@ -23,8 +24,8 @@ public enum AuthsignalAPI {
 
     /// A JSON response, status 200 unless told; built from strings, numbers, booleans, arrays and objects only.
     static func response(_ value: Any, status: Int = 200) -> HTTPResponse {
-        let body = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: Array(body))
+        let body = JSONWriter.encode(any: value) ?? Array("{}".utf8)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: body)
     }
 
     /// The body as a JSON object with `null` members dropped; an empty body is an empty object.
@@ -35,6 +36,16 @@ public enum AuthsignalAPI {
             throw invalidRequest("The body is not a JSON object.")
         }
         return object.filter { !($0.value is NSNull) }
+    }
+
+    /// The body's top-level members, read strictly and without Foundation's coders (the client API's calls); an empty
+    /// body is an empty object.
+    /// - Throws: 400 `invalid_request` for anything but one JSON object (a member given twice included).
+    static func members(_ request: HTTPRequest) throws(HTTPError) -> JSONObjectMembers {
+        guard let members = JSONObjectMembers(request.body.isEmpty ? Array("{}".utf8) : request.body) else {
+            throw invalidRequest("The body is not a JSON object.")
+        }
+        return members
     }
 
     /// The §1.4 error body: `error` and `errorCode` the same code, a non-empty description.

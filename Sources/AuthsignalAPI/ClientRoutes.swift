@@ -13,19 +13,19 @@ enum ClientRoutes {
         // C1: registration options for the token's user.
         router.add(.POST, base + "/user-authenticators/passkey/registration-options", corsAnyOrigin: true) { request in
             let token = try Authorization.clientToken(request, sesame)
-            let body = try AuthsignalAPI.object(request)
+            let body = try AuthsignalAPI.members(request)
             let username = try Wire.string(body, "username"), displayName = try Wire.string(body, "displayName")
             let start = try AuthsignalAPI.call { () throws(SesameError) in
                 try service.registrationOptions(token: token, username: username, displayName: displayName, requestOrigin: origin(request))
             }
-            return AuthsignalAPI.response(["challengeId": start.challengeID, "options": start.options.jsonObject])
+            return AuthsignalAPI.response(["challengeId": start.challengeID, "options": start.options])
         }
 
         // C2: verify the registration and add the passkey.
         router.add(.POST, base + "/user-authenticators/passkey", corsAnyOrigin: true) { request in
             let token = try Authorization.clientToken(request, sesame)
-            let body = try AuthsignalAPI.object(request)
-            let challengeID = try required(body, "challengeId"), credential = try credentialJSON(body, "registrationCredential")
+            let body = try AuthsignalAPI.members(request)
+            let challengeID = try required(body, "challengeId"), credential = try Wire.object(body, "registrationCredential")
             let deviceID = try Wire.string(body, "deviceId")
             let outcome = try observed("registration") { () throws(SesameError) in
                 try service.addPasskey(token: token, challengeID: challengeID, credentialJSON: credential, deviceID: deviceID,
@@ -43,7 +43,7 @@ enum ClientRoutes {
             guard case .tenant(let project) = try Authorization.client(request, sesame, token: false, tenant: true) else {
                 throw AuthsignalAPI.unauthorized
             }
-            let body = try AuthsignalAPI.object(request)
+            let body = try AuthsignalAPI.members(request)
             let action = try required(body, "action"), key = try Wire.string(body, "idempotencyKey")
             let id = try AuthsignalAPI.call { () throws(SesameError) in try service.initiateChallenge(project: project, actionCode: action, idempotencyKey: key) }
             return AuthsignalAPI.response(["challengeId": id])
@@ -52,18 +52,18 @@ enum ClientRoutes {
         // C4: authentication options (tenant Basic: usernameless; Bearer: the token's user).
         router.add(.POST, base + "/user-authenticators/passkey/authentication-options", corsAnyOrigin: true) { request in
             let caller = try Authorization.client(request, sesame, token: true, tenant: true)
-            let challengeID = try Wire.string(try AuthsignalAPI.object(request), "challengeId")
+            let challengeID = try Wire.string(try AuthsignalAPI.members(request), "challengeId")
             let start = try AuthsignalAPI.call { () throws(SesameError) in
                 try service.authenticationOptions(caller: caller, challengeID: challengeID, requestOrigin: origin(request))
             }
-            return AuthsignalAPI.response(["challengeId": start.challengeID, "options": start.options.jsonObject])
+            return AuthsignalAPI.response(["challengeId": start.challengeID, "options": start.options])
         }
 
         // C5: verify the assertion.
         router.add(.POST, base + "/verify/passkey", corsAnyOrigin: true) { request in
             let caller = try Authorization.client(request, sesame, token: true, tenant: true)
-            let body = try AuthsignalAPI.object(request)
-            let challengeID = try required(body, "challengeId"), credential = try credentialJSON(body, "authenticationCredential")
+            let body = try AuthsignalAPI.members(request)
+            let challengeID = try required(body, "challengeId"), credential = try Wire.object(body, "authenticationCredential")
             _ = try Wire.string(body, "deviceId")
             let outcome = try observed("authentication") { () throws(SesameError) in
                 try service.verifyPasskey(caller: caller, challengeID: challengeID, credentialJSON: credential, requestOrigin: origin(request))
@@ -104,17 +104,9 @@ enum ClientRoutes {
 
     private static func origin(_ request: HTTPRequest) -> String? { request.headers["Origin"] }
 
-    private static func required(_ body: [String: Any], _ name: String) throws(HTTPError) -> String {
+    private static func required(_ body: JSONObjectMembers, _ name: String) throws(HTTPError) -> String {
         guard let value = try Wire.string(body, name), !value.isEmpty else { throw AuthsignalAPI.invalidRequest("\(name) is required.") }
         return value
-    }
-
-    /// A credential object member as the JSON bytes the ceremony engine parses.
-    private static func credentialJSON(_ body: [String: Any], _ name: String) throws(HTTPError) -> [UInt8] {
-        guard let object = body[name] as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: object) else {
-            throw AuthsignalAPI.invalidRequest("\(name) must be a JSON object.")
-        }
-        return Array(data)
     }
 
     /// Runs a ceremony finish; a refusal it throws (an unknown or used challenge) is observed with its reason.

@@ -62,12 +62,43 @@ enum Wire {
 
     /// The member under its camelCase name or, as the Python SDK's own tests send some, its snake_case one.
     static func member(_ object: [String: Any], _ name: String) -> Any? {
-        if let value = object[name] { return value }
+        object[name] ?? object[snakeCase(name)]
+    }
+
+    /// `challengeId` as `challenge_id`.
+    private static func snakeCase(_ name: String) -> String {
         var snake = ""
         for character in name {
             if character.isUppercase { snake += "_" + character.lowercased() } else { snake.append(character) }
         }
-        return object[snake]
+        return snake
+    }
+
+    /// The name a strictly read body carries the member under (camelCase, else snake_case), or `nil` when it is absent
+    /// or `null` under both.
+    private static func present(_ members: JSONObjectMembers, _ name: String) -> String? {
+        if !members.isAbsentOrNull(name) { return name }
+        let snake = snakeCase(name)
+        return members.isAbsentOrNull(snake) ? nil : snake
+    }
+
+    /// An optional string member of a strictly read body (the client API's).
+    /// - Throws: 400 `invalid_request` when present and not a string of at most `limit` bytes.
+    static func string(_ members: JSONObjectMembers, _ name: String, limit: Int = 256) throws(HTTPError) -> String? {
+        guard let key = present(members, name) else { return nil }
+        guard let text = members.string(key), text.utf8.count <= limit else {
+            throw AuthsignalAPI.invalidRequest("\(name) must be a string of at most \(limit) bytes.")
+        }
+        return text
+    }
+
+    /// A required object member of a strictly read body, as its JSON text as sent (a credential for the ceremony engine).
+    /// - Throws: 400 `invalid_request` when absent or not an object.
+    static func object(_ members: JSONObjectMembers, _ name: String) throws(HTTPError) -> [UInt8] {
+        guard let key = present(members, name), let object = members.object(key) else {
+            throw AuthsignalAPI.invalidRequest("\(name) must be a JSON object.")
+        }
+        return object
     }
 
     /// An optional string member.

@@ -31,8 +31,8 @@ public enum BotShieldAPI {
 
     static func response(_ object: [String: Any], status: Int = 200) -> HTTPResponse {
         // Payloads are built from strings, numbers, booleans and parsed JSON only, so serialization cannot fail.
-        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: Array(body))
+        let body = JSONWriter.encode(any: object) ?? Array("{}".utf8)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: body)
     }
 
     /// `response` with the request log's correlation tag of `requestID` (`rq`, a keyed hash: the ID never reaches the log).

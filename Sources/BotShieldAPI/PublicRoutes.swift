@@ -53,7 +53,7 @@ enum PublicRoutes {
         switch answer {
         case .options(let options):
             BotShieldAPI.envelope([
-                "options": options.options.jsonObject,
+                "options": options.options,
                 "challenge_id": options.challengeID,
                 "expires_at": Timestamps.rfc3339(options.expiresAt),
                 "url": options.url,
@@ -72,7 +72,7 @@ enum PublicRoutes {
         case .options(let options):
             BotShieldAPI.envelope([
                 "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
-                "options": options.options.jsonObject,
+                "options": options.options,
                 "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
             ])
         case .closed(let outcome):

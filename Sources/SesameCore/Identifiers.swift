@@ -5,7 +5,7 @@ import WebAuthn
 public enum Identifiers {
     /// A new resource ID: 20 lowercase hex characters (80 random bits), like Appwrite's IDs.
     public static func unique() -> String {
-        SecureRandom.bytes(count: 10).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        hex(SecureRandom.bytes(count: 10))
     }
 
     /// A random (version 4) UUID in lowercase, from the CSPRNG.
@@ -13,11 +13,20 @@ public enum Identifiers {
         var bytes = SecureRandom.bytes(count: 16)
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex.dropFirst(range.lowerBound).prefix(range.count))
+        return hex(bytes, dashesBefore: [4, 6, 8, 10])
+    }
+
+    /// Lowercase hex of `bytes`, with a `-` before the bytes at these offsets.
+    private static func hex(_ bytes: [UInt8], dashesBefore dashes: Set<Int> = []) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2 + dashes.count)
+        for (offset, byte) in bytes.enumerated() {
+            if dashes.contains(offset) { out.append(UInt8(ascii: "-")) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
         }
-        return parts.joined(separator: "-")
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A new secret: `prefix` and 32 random bytes in base64url. Shown once, stored only as ``hash(_:)``.

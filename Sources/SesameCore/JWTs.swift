@@ -92,7 +92,7 @@ enum HS256JWT {
         guard token.utf8.count <= maximumLength, parts.count == 3, let signature = try? Base64URL.decode(String(parts[2])) else { return nil }
         let expected = HMAC.sha256(key: key, message: Array("\(parts[0]).\(parts[1])".utf8))
         guard constantTimeEquals(signature, expected), let header = try? Base64URL.decode(String(parts[0])),
-              (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "HS256"
+              JSONObjectMembers(header)?.string("alg") == "HS256"
         else { return nil }
         return try? Base64URL.decode(String(parts[1]))
     }

@@ -21,8 +21,9 @@ public struct RateLimiter: Sendable {
         try hit([(key, limit)], window: window)
     }
 
-    /// Counts one attempt against each limit in turn, in one write transaction, up to the first that refuses it (the
-    /// later ones are then not counted, so a caller over its own limit spends nothing of a shared one).
+    /// Counts one attempt against each limit in turn, in one bookkeeping transaction (atomic; its commit does not wait
+    /// for the disk), up to the first that refuses it (the later ones are then not counted, so a caller over its own
+    /// limit spends nothing of a shared one).
     /// - Returns: the refusing limit's decision, or the last one's when every limit allows the attempt.
     public func hit(_ limits: [(key: String, limit: Int)], window: TimeInterval) throws(SesameError) -> RateLimitDecision {
         precondition(!limits.isEmpty, "at least one limit")
@@ -30,7 +31,7 @@ public struct RateLimiter: Sendable {
         let windowStart = (now / window).rounded(.down) * window
         let start = Date(timeIntervalSince1970: windowStart), resetAt = Date(timeIntervalSince1970: windowStart + window)
         return try StoreErrors.map { () throws(StoreError) -> RateLimitDecision in
-            try store.transaction { transaction throws(StoreError) -> RateLimitDecision in
+            try store.bookkeeping { transaction throws(StoreError) -> RateLimitDecision in
                 var decision: RateLimitDecision?
                 for (key, limit) in limits {
                     let count = try transaction.rateLimits.increment(key: key, windowStart: start)

@@ -172,6 +172,9 @@ public protocol SQLDatabase: Sendable {
     /// survives a crash of Sesame but does not wait for stable storage (``Durability/process``), so a power loss may
     /// lose its last moments. Nothing a client is told rests on it. Inside a transaction it is part of the transaction.
     func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
+    /// Runs `body` as one bookkeeping transaction: atomic like ``transaction(_:)``, durable like
+    /// ``bookkeeping(_:_:)`` (its commit does not wait for stable storage). Inside a transaction it joins it.
+    func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T
 }
 
 extension SQLConnection {

@@ -73,11 +73,19 @@ public final class Store: Repositories, Sendable {
     /// `transaction` must not be used after `body` returns, nor from another thread: doing so traps.
     /// `body` may run more than once (busy database, deadlock), so it must not have effects outside the database.
     public func transaction<T>(_ body: (StoreTransaction) throws(StoreError) -> T) throws(StoreError) -> T {
-        try database.transaction { connection throws(StoreError) -> T in
-            let scope = TransactionScope(connection: connection)
-            defer { scope.end() }
-            return try body(StoreTransaction(database: scope))
-        }
+        try database.transaction { connection throws(StoreError) -> T in try Self.scoped(connection, body) }
+    }
+
+    /// Runs `body` in one bookkeeping transaction (counters and last-use times: atomic, but its commit does not wait
+    /// for stable storage; see ``SQLDatabase/bookkeepingTransaction(_:)``), on the same terms as ``transaction(_:)``.
+    public func bookkeeping<T>(_ body: (StoreTransaction) throws(StoreError) -> T) throws(StoreError) -> T {
+        try database.bookkeepingTransaction { connection throws(StoreError) -> T in try Self.scoped(connection, body) }
+    }
+
+    private static func scoped<T>(_ connection: any SQLConnection, _ body: (StoreTransaction) throws(StoreError) -> T) throws(StoreError) -> T {
+        let scope = TransactionScope(connection: connection)
+        defer { scope.end() }
+        return try body(StoreTransaction(database: scope))
     }
 }
 
@@ -129,6 +137,10 @@ private final class TransactionScope: SQLDatabase, @unchecked Sendable {
 
     func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
         try query(sql, parameters)
+    }
+
+    func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try transaction(body)
     }
 }
 

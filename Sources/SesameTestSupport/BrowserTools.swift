@@ -33,14 +33,17 @@ public enum BrowserTools {
     /// Runs one page test script against `url` and returns its exit status and output.
     /// - Parameters:
     ///   - script: A file name in `Tests/Browser`.
-    ///   - environment: Variables for the script (`SESAME_URL` and the like), added to this process's.
+    ///   - environment: Variables for the script (`SESAME_URL` and the like), added to this process's; its
+    ///     `SESAME_SCREENSHOTS`, when given, replaces ``screenshots`` as the folder.
     ///   - timeout: Seconds before the run is stopped.
     /// - Throws: ``PythonEnvironment/Failure`` when the tools are missing or the script cannot run in time.
     public static func run(_ script: String, environment: [String: String], timeout: Double = 300) throws -> PythonEnvironment.Output {
         let python = try Self.python.get()
         var merged = ProcessInfo.processInfo.environment
         merged.merge(environment) { $1 }
-        merged["SESAME_SCREENSHOTS"] = screenshots.path
+        // Tests that run in parallel (one per backend) give each run its own folder, or their files would overwrite
+        // each other while the other run reads them.
+        merged["SESAME_SCREENSHOTS"] = environment["SESAME_SCREENSHOTS"] ?? screenshots.path
         merged["PYTHONDONTWRITEBYTECODE"] = "1"
         merged["NO_PROXY"] = "127.0.0.1,localhost"
         merged["no_proxy"] = "127.0.0.1,localhost"

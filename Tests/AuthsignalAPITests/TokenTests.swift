@@ -50,11 +50,27 @@ import Testing
         let forged = parts.joined(separator: ".")
         #expect(harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", [:], authorization: "Bearer " + forged)
             .isError(401, "unauthorized"))
+        // The payload is the claims, members in name order; the same signature over another user's payload is refused.
+        let payload = try #require(Data(base64Encoded: Self.padded(parts[1])))
+        let text = String(decoding: payload, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"aud":""# + other.id + #"","exp":"#) && text.contains(#","other":{"actionCode":"signIn","idempotencyKey":""#)
+            && text.hasSuffix(#","sub":"carol"}"#), "\(text)")
+        let mallory = Data(text.replacingOccurrences(of: "carol", with: "mallory").utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let swapped = [parts[0], mallory, foreign.split(separator: ".").map(String.init)[2]].joined(separator: ".")
+        #expect(harness.send(.GET, "/client/user-authenticators", authorization: "Bearer " + swapped).isError(401, "unauthorized"))
+        #expect(harness.send(.GET, "/client/user-authenticators", authorization: "Bearer " + foreign).status == 200)
         // A token of a deleted user names an action that is gone.
         let token = try #require(harness.track("dave", "signIn")["token"] as? String)
         #expect(harness.send(.DELETE, "/users/dave", authorization: harness.serverAuthorization).status == 200)
         #expect(harness.send(.POST, "/client/user-authenticators/passkey/registration-options", [:], authorization: "Bearer " + token)
             .isError(401, "unauthorized"))
+    }
+
+    /// Base64url as standard base64 with padding.
+    static func padded(_ text: String) -> String {
+        let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        return standard + String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
     }
 
     @Test("scopes: a user with an authenticator needs add:authenticators to enrol a passkey; the claims carry the action",

@@ -1056,6 +1056,10 @@ private final class FailingDatabase: SQLDatabase {
         try check(sql)
         return try base.bookkeeping(sql, parameters)
     }
+
+    func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try base.bookkeepingTransaction { connection throws(StoreError) -> T in try body(FailingConnection(base: connection, owner: self)) }
+    }
 }
 
 /// A connection of ``FailingDatabase``'s transactions.

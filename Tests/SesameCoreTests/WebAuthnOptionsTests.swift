@@ -16,7 +16,7 @@ import WebAuthn
     func request() throws {
         let inline = RequestOptionsJSON(rpID: "id.example", challenge: [0xFB, 0xFF], allowCredentials: [Self.credential, Self.bare],
                                         kind: .verificationRequest)
-        let object = inline.jsonObject
+        let object = try object(inline)
         #expect(Set(object.keys) == ["rpId", "challenge", "allowCredentials", "userVerification", "timeout"])
         #expect(object["challenge"] as? String == "-_8" && object["rpId"] as? String == "id.example")
         #expect(object["timeout"] as? Int == 60_000 && object["userVerification"] as? String == "required")

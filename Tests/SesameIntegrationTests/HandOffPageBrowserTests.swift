@@ -41,7 +41,8 @@ import Glibc
         let key = try #require(try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "test"] + db)["secret"] as? String)
 
         var environment = ["SESAME_URL": "http://localhost:\(server.port)/", "SESAME_CLI": sesameExecutable.path, "SESAME_DB": database,
-                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key]
+                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key,
+                           "SESAME_SCREENSHOTS": BrowserTools.screenshots.appendingPathComponent("handoff-\(backend.rawValue)").path]
         // The script's `sesame partner link` needs the master key that PostgreSQL servers of this test run share.
         if backend == .postgres { environment["SESAME_MASTER_KEY_FILE"] = TestMasterKey.sharedFile }
         let run = try BrowserTools.run("handoff_test.py", environment: environment)

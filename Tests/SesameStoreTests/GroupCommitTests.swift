@@ -108,11 +108,52 @@ import Testing
         #expect(database.sync.flushCount == before + 1)
     }
 
+    @Test("a bookkeeping transaction commits all its statements together without waiting for a log flush, or none of them")
+    func bookkeepingTransaction() throws {
+        let database = try Self.database()
+        let before = database.sync.flushCount
+        try database.bookkeepingTransaction { connection throws(StoreError) in
+            try connection.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
+            try connection.execute("INSERT INTO rows (id, note) VALUES (2, 'two')", [])
+        }
+        #expect(database.sync.flushCount == before)
+        #expect(try Self.storedIDs(database) == [1, 2])
+        #expect(throws: StoreError.self) {
+            try database.bookkeepingTransaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (3, 'rolled back')", [])
+                try connection.execute("INSERT INTO rows (id, note) VALUES (1, 'duplicate')", [])
+            }
+        }
+        #expect(try Self.storedIDs(database) == [1, 2])
+        #expect(database.sync.flushCount == before)
+    }
+
+    @Test("rate-limit counters of several keys are counted in one bookkeeping transaction of the store, without a log flush")
+    func storeBookkeeping() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-group-commit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = try SQLiteDatabase(path: folder.appendingPathComponent("store.db").path)
+        let store = try Store(database: database)
+        let window = Date(timeIntervalSince1970: 1_800_000_000)
+        let before = database.sync.flushCount
+        let counts = try store.bookkeeping { transaction throws(StoreError) in
+            [try transaction.rateLimits.increment(key: "ip", windowStart: window), try transaction.rateLimits.increment(key: "tenant", windowStart: window),
+             try transaction.rateLimits.increment(key: "ip", windowStart: window)]
+        }
+        #expect(counts == [1, 1, 2])
+        #expect(database.sync.flushCount == before)
+        #expect(try store.rateLimits.current(key: "ip", windowStart: window) == 2)
+    }
+
     @Test("PostgreSQL bookkeeping statements run with synchronous_commit off, others as the durability says", arguments: Durability.allCases)
     func postgresBookkeeping(durability: Durability) throws {
         let database = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), durability: durability)
         let setting = try database.bookkeeping("SHOW synchronous_commit", []).first?.text("synchronous_commit")
         #expect(setting == "off")
+        let inTransaction = try database.bookkeepingTransaction { connection throws(StoreError) in
+            try connection.query("SHOW synchronous_commit", []).first?.text("synchronous_commit")
+        }
+        #expect(inTransaction == "off")
         #expect(try database.query("SHOW synchronous_commit", []).first?.text("synchronous_commit") == (durability == .process ? "off" : "on"))
     }
 

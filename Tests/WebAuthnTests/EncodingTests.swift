@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import WebAuthn
 
@@ -121,5 +122,33 @@ import Testing
         writer.object { $0.member("text", text) }
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"text":"q\"b\\s/n\nr\rt\tnul\u0000bell\u0007é😀"}"#)
         #expect(JSONObjectMembers(writer.bytes)?.string("text") == text)
+    }
+
+    @Test("a dictionary of Swift values, parsed JSON and writable values comes out as JSONSerialization writes it")
+    func dynamicValues() throws {
+        let parsed = try JSONSerialization.jsonObject(with: Data(#"{"t":true,"f":false,"one":1,"zero":0,"big":12345678901,"half":-0.5,"n":null,"s":"a/b"}"#.utf8))
+        let value: [String: Any] = [
+            "parsed": parsed, "bool": true, "int": -3, "int64": Int64(1) << 40, "double": 2.5, "whole": 3.0, "tiny": 1e-7,
+            "text": "q\"é\n", "list": [1, "two", false, NSNull()] as [Any], "strings": ["x", "y"], "empty": [String: Any](),
+            "b": 1, "B": 2, "a": 0,
+        ]
+        let written = try #require(JSONWriter.encode(any: value))
+        let expected = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+        // The same JSON value (Booleans stay Booleans, numbers keep their value) with members in name order.
+        #expect(try JSONSerialization.jsonObject(with: Data(written)) as? NSDictionary == JSONSerialization.jsonObject(with: expected) as? NSDictionary)
+        let text = String(decoding: written, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"B":2,"a":0,"b":1,"bool":true,"double":2.5,"empty":{},"int":-3,"int64":1099511627776,"list":[1,"two",false,null],"#))
+        #expect(text.contains(#""parsed":{"big":12345678901,"f":false,"half":-0.5,"n":null,"one":1,"s":"a/b","t":true,"zero":0}"#))
+        #expect(text.contains(#""whole":3"#) && text.contains(#""tiny":1e-07"#))
+        // A writable value is written as it writes itself.
+        #expect(JSONWriter.encode(any: ["pair": Pair(name: "x")]).map { String(decoding: $0, as: UTF8.self) } == #"{"pair":{"name":"x"}}"#)
+    }
+
+    @Test("a value of another type, or a number JSON cannot express, writes nothing")
+    func dynamicRefusals() {
+        #expect(JSONWriter.encode(any: ["date": Date()]) == nil)
+        #expect(JSONWriter.encode(any: ["nested": ["x": Double.nan]]) == nil)
+        #expect(JSONWriter.encode(any: [Double.infinity]) == nil)
+        #expect(JSONWriter.encode(any: ["ok": 1]) != nil)
     }
 }

@@ -4,7 +4,7 @@ import WebAuthn
 
 /// How the transaction of a verified sign-in ended.
 enum SignInCompletion {
-    case completed(owner: AuthsignalUserRecord, passkeyID: String)
+    case completed(owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey)
     /// The passkey's owner is not a user of the face.
     case notOurs
     /// The backend decided the action's state meanwhile (`BLOCK`, a review).
@@ -231,7 +231,7 @@ extension AuthsignalService {
                                                           verificationMethod: passkeyVerificationMethod, externalUserID: owner.externalID, at: now,
                                                           onlyFrom: ActionState.ceremonyOpen.map(\.rawValue))
                 else { return .closed }
-                return .completed(owner: owner, passkeyID: passkey.passkeyID)
+                return .completed(owner: owner, passkey: passkey)
             }
         } catch where error.code == .verificationFailed || error.code == .blocked {
             try markFailed(action)
@@ -241,19 +241,21 @@ extension AuthsignalService {
             }
             return .refused(.notVerified, reason: error.reason)
         }
-        let owner: AuthsignalUserRecord, passkeyID: String
+        let owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey
         switch finished {
         case .notOurs:
             try markFailed(action)
             return .refused(.unknownCredential, reason: "unknown_credential")
         case .closed: return .refused(.notVerified, reason: "action_closed")
-        case .completed(let user, let id): (owner, passkeyID) = (user, id)
+        case .completed(let user, let used): (owner, passkey) = (user, used)
         }
-        let authenticator = try StoreErrors.map { () throws(StoreError) -> AuthsignalAuthenticator? in
-            guard let credential = try store.credentials.get(id: passkeyID) else { return nil }
-            return AuthsignalAuthenticator(credential, details: try store.authsignal.passkeyDetails(credentialRowID: credential.id), user: owner)
-        }
-        guard let authenticator else { return .refused(.unknownCredential, reason: "unknown_credential") }
+        // The passkey as this use left it.
+        var credential = passkey.stored
+        credential.signCount = Int64(passkey.verified.newSignCount)
+        credential.backedUp = passkey.verified.backedUp
+        credential.lastUsedAt = now
+        let details = try StoreErrors.map { () throws(StoreError) in try store.authsignal.passkeyDetails(credentialRowID: credential.id) }
+        let authenticator = AuthsignalAuthenticator(credential, details: details, user: owner)
         let result = try tokens.mint(projectID: project.id, userID: owner.externalID, action: action.view, scopes: Self.resultScopes)
         return .verified(ActionPasskeyResult(token: result, userID: owner.externalID, authenticator: authenticator,
                                              username: authenticator.username, displayName: authenticator.displayName))

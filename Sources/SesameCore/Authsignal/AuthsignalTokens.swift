@@ -29,6 +29,40 @@ public struct AuthsignalTokenClaims: Codable, Sendable, Hashable {
     }
 }
 
+/// The claims as a token's payload, written and read by hand (every token a ceremony touches is minted or checked):
+/// compact JSON with members in name order, read strictly (a member given twice refuses the payload).
+extension AuthsignalTokenClaims: JSONWritable {
+    public func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("aud", aud)
+            object.member("exp", exp)
+            object.member("iat", iat)
+            object.member("jti", jti)
+            object.key("other")
+            object.object { other in
+                other.member("actionCode", self.other.actionCode)
+                other.member("idempotencyKey", self.other.idempotencyKey)
+                other.member("tenantId", self.other.tenantId)
+                other.member("userId", self.other.userId)
+            }
+            object.member("scope", scope)
+            object.member("sub", sub)
+        }
+    }
+
+    /// The claims of a payload, or `nil` when a member is missing or of another type.
+    init?(payload: [UInt8]) {
+        guard let claims = JSONObjectMembers(payload), let sub = claims.string("sub"), let aud = claims.string("aud"),
+              let iat = claims.number("iat").flatMap({ Int($0) }), let exp = claims.number("exp").flatMap({ Int($0) }),
+              let jti = claims.string("jti"), let scope = claims.string("scope"), let other = claims.object("other").flatMap(JSONObjectMembers.init),
+              let tenantID = other.string("tenantId"), let userID = other.string("userId"), let actionCode = other.string("actionCode"),
+              let idempotencyKey = other.string("idempotencyKey")
+        else { return nil }
+        self.init(sub: sub, aud: aud, iat: iat, exp: exp, jti: jti, scope: scope,
+                  other: Other(tenantId: tenantID, userId: userID, actionCode: actionCode, idempotencyKey: idempotencyKey))
+    }
+}
+
 /// Mints and checks the face's tokens: HS256 under a per-tenant key derived from the project's sealed JWT secret
 /// (never the tenant secret), living ``lifetime`` (10 minutes).
 struct AuthsignalTokens {
@@ -46,25 +80,21 @@ struct AuthsignalTokens {
             scope: AuthenticatorScope.allCases.filter(scopes.contains).map(\.rawValue).joined(separator: " "),
             other: .init(tenantId: projectID, userId: userID, actionCode: action.actionCode, idempotencyKey: action.idempotencyKey)
         )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let payload = try? encoder.encode(claims) else { preconditionFailure("strings and integers encode") }
-        return HS256JWT.sign(payload: Array(payload), key: try key(projectID))
+        return HS256JWT.sign(payload: claims.jsonBytes, key: try key(projectID))
     }
 
     /// The claims of a genuine, unexpired token; `projectID` pins the tenant when the caller knows it.
     /// - Throws: `unauthorized` (`token_invalid`: malformed, forged, another tenant's), `expired` (`token_expired`).
     func verify(_ token: String, projectID: String? = nil) throws(SesameError) -> AuthsignalTokenClaims {
         let invalid = SesameError(.unauthorized, "the token is malformed or forged", reason: "token_invalid")
-        // The tenant is read from the unverified payload only to choose the key that then verifies it.
+        // The tenant is read from the payload before its signature is checked only to choose the key that checks it;
+        // the claims are trusted once the signature over these very bytes verified.
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard token.utf8.count <= HS256JWT.maximumLength, parts.count == 3, let unverified = try? Base64URL.decode(String(parts[1])),
-              let tenant = (try? JSONDecoder().decode(AuthsignalTokenClaims.self, from: Data(unverified)))?.aud,
-              projectID == nil || projectID == tenant
+        guard token.utf8.count <= HS256JWT.maximumLength, parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
+              let claims = AuthsignalTokenClaims(payload: payload), projectID == nil || projectID == claims.aud
         else { throw invalid }
-        guard (try? sesame.projects.get(tenant)) != nil,
-              let payload = HS256JWT.verifiedPayload(token, key: try key(tenant)),
-              let claims = try? JSONDecoder().decode(AuthsignalTokenClaims.self, from: Data(payload)), claims.aud == tenant,
+        let tenant = claims.aud
+        guard (try? sesame.projects.get(tenant)) != nil, HS256JWT.verifiedPayload(token, key: try key(tenant)) == payload,
               claims.other.tenantId == tenant, claims.other.userId == claims.sub
         else { throw invalid }
         guard claims.exp > Int(sesame.clock.now().timeIntervalSince1970) else {  // trap-safe: server clock

@@ -27,8 +27,10 @@ public enum UserVerificationPolicy: Sendable, Hashable {
 public struct AuthenticatedPasskey: Sendable {
     /// The passkey's owner, active.
     public let owner: UserRecord
+    /// The stored passkey as it was read before this use (its sign count, backup state and last use are the old ones).
+    public let stored: SesameStore.CredentialRecord
     /// The stored passkey's ID (not the credential ID).
-    public let passkeyID: String
+    public var passkeyID: String { stored.id }
     /// What the WebAuthn core verified: the new sign count, the UV and backup flags.
     public let verified: VerifiedAuthentication
 }
@@ -247,7 +249,7 @@ public struct CeremonyEngine: Sendable {
         }
         // A blocked person's passkeys count for nothing; said only after a genuine assertion.
         guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
-        return AuthenticatedPasskey(owner: owner, passkeyID: stored.id, verified: verified)
+        return AuthenticatedPasskey(owner: owner, stored: stored, verified: verified)
     }
 
     /// §7.2 steps 23-24: stores the new sign count and backup state atomically, only if the count moved forward (a

@@ -97,9 +97,6 @@ public struct CreationOptionsJSON: JSONWritable, Sendable, Hashable {
             }
         }
     }
-
-    /// The options as a JSON object, for faces that build their answers from dictionaries.
-    public var jsonObject: [String: Any] { WebAuthnOptionsEncoding.object(self) }
 }
 
 /// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn L3 §5.1.4 JSON form) of an authentication; an empty
@@ -132,9 +129,6 @@ public struct RequestOptionsJSON: JSONWritable, Sendable, Hashable {
             object.member("userVerification", userVerification)
         }
     }
-
-    /// The options as a JSON object, for faces that build their answers from dictionaries.
-    public var jsonObject: [String: Any] { WebAuthnOptionsEncoding.object(self) }
 }
 
 extension ChallengeBinding {
@@ -211,15 +205,5 @@ extension HandOffOptions {
     /// The request options of the hand-off page.
     public var options: RequestOptionsJSON {
         RequestOptionsJSON(rpID: rpID, challenge: challenge, allowCredentials: allowCredentials, kind: .handOff)
-    }
-}
-
-enum WebAuthnOptionsEncoding {
-    /// `value` as a JSON object; the options are built by the server from strings, numbers and arrays.
-    static func object(_ value: some JSONWritable) -> [String: Any] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(value.jsonBytes)) as? [String: Any] else {
-            preconditionFailure("WebAuthn options of strings, numbers and arrays always encode as an object")
-        }
-        return object
     }
 }

@@ -49,6 +49,10 @@ public final class PostgresDatabase: SQLDatabase {
         try bookkeepingPool.query(attempts: Self.attempts, sql, parameters)
     }
 
+    public func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try bookkeepingPool.transaction(attempts: Self.attempts, body)
+    }
+
     public func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         try pool.transaction(attempts: Self.attempts, body)
     }

@@ -47,6 +47,10 @@ public final class SQLiteDatabase: SQLDatabase {
         try transaction(durability: .process) { connection throws(StoreError) in try connection.query(sql, parameters) }
     }
 
+    public func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try transaction(durability: .process, body)
+    }
+
     /// A write transaction whose commit is acknowledged at `durability`: with ``Durability/full`` once the log is flushed.
     private func transaction<T>(durability: Durability, _ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         let (value, ticket) = try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> (T, UInt64?) in

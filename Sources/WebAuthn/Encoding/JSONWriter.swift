@@ -1,3 +1,5 @@
+import Foundation
+
 /// Compact JSON written by hand, for the wire types a ceremony answers with (WebAuthn's options, a face's models), so
 /// the hot path needs no Foundation coder. Members come out in the order they are written; strings are escaped as
 /// RFC 8259 requires (`"`, `\`, and control characters), and nothing else (`/` stays as it is).
@@ -124,5 +126,76 @@ extension JSONWritable {
         var writer = JSONWriter()
         write(to: &writer)
         return writer.bytes
+    }
+}
+
+extension JSONWriter {
+    /// `value` as compact JSON, written as `JSONSerialization` would with `.sortedKeys` and `.withoutEscapingSlashes`
+    /// but without its cost: strings, `Bool`, integers, `Double`, `NSNumber`, `NSNull`, arrays, `[String: Any]`
+    /// (members in name order) and ``JSONWritable`` values (written as they write themselves).
+    /// - Returns: `nil` when a value is of none of these types or a number is not finite.
+    public static func encode(any value: Any) -> [UInt8]? {
+        var writer = JSONWriter()
+        return writer.any(value) ? writer.bytes : nil
+    }
+
+    private mutating func any(_ value: Any) -> Bool {
+        let type = Swift.type(of: value)
+        if type is NSNumber.Type, let number = value as? NSNumber {
+            // A parsed JSON number or Boolean (Foundation's Boolean reports the type code "c"); checked before the
+            // Swift types, to which an NSNumber would bridge.
+            let kind = String(cString: number.objCType)
+            if kind == "c" {
+                self.bool(number.boolValue)
+            } else if kind == "d" || kind == "f" {
+                return double(number.doubleValue)
+            } else {
+                separate()
+                bytes += Array(number.stringValue.utf8)
+            }
+        } else if let string = value as? String {
+            self.string(string)
+        } else if type == Bool.self, let bool = value as? Bool {
+            self.bool(bool)
+        } else if let integer = value as? any BinaryInteger {
+            separate()
+            bytes += Array(String(integer).utf8)
+        } else if type == Double.self, let number = value as? Double {
+            return double(number)
+        } else if value is NSNull {
+            null()
+        } else if let writable = value as? any JSONWritable {
+            self.value(writable)
+        } else if let object = value as? [String: Any] {
+            var written = true
+            self.object { writer in
+                for (name, member) in object.sorted(by: { $0.key < $1.key }) where written {
+                    writer.key(name)
+                    written = writer.any(member)
+                }
+            }
+            return written
+        } else if let array = value as? [Any] {
+            var written = true
+            self.array { writer in
+                for element in array where written { written = writer.any(element) }
+            }
+            return written
+        } else {
+            return false
+        }
+        return true
+    }
+
+    /// A finite number; whole numbers within 2^53 without a fraction, as `JSONSerialization` writes them.
+    private mutating func double(_ number: Double) -> Bool {
+        guard number.isFinite else { return false }
+        separate()
+        if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
+            bytes += Array(String(Int64(number)).utf8)  // trap-safe: whole and below 2^53
+        } else {
+            bytes += Array(String(number).utf8)
+        }
+        return true
     }
 }
