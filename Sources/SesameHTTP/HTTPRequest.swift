@@ -12,7 +12,7 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The client's IP address as text, or `""` if unknown.
     public var remoteAddress: String
-    /// A per-request identifier (16 random bytes as lowercase hex) that the router echoes as `X-Request-Id`.
+    /// A per-request identifier (32 lowercase hex digits, ``makeID()``) that the router echoes as `X-Request-Id`.
     public var id: String
     /// Values captured by `:name` segments of the matched route pattern; filled in by ``Router``.
     public var pathParameters: [String: String] = [:]

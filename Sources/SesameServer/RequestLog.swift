@@ -1,4 +1,5 @@
 import Foundation
+import SesameCore
 import Synchronization
 
 /// Writes one JSON line per answered request.
@@ -55,9 +56,9 @@ public final class RequestLog: @unchecked Sendable {
         let full: [UInt8]? = pending.withLock { out in
             // Written straight into the batch, in the byte order of sorted keys, without intermediate strings.
             out += Self.durationKey
-            Self.appendDecimal(Int(microseconds / 1000), to: &out)  // trap-safe: integer division of a measured duration
+            Timestamps.appendDecimal(Int(microseconds / 1000), to: &out)  // trap-safe: integer division of a measured duration
             out.append(UInt8(ascii: "."))
-            Self.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)  // trap-safe: integer remainder
+            Timestamps.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)  // trap-safe: integer remainder
             out += Self.methodKey
             Self.appendQuoted(method, to: &out)
             if let reason, !reason.isEmpty {
@@ -73,9 +74,9 @@ public final class RequestLog: @unchecked Sendable {
                 Self.appendQuoted(correlation, to: &out)
             }
             out += Self.statusKey
-            Self.appendDecimal(status, to: &out)
+            Timestamps.appendDecimal(status, to: &out)
             out += Self.timeKey
-            Self.appendTimestamp(time, to: &out)
+            Timestamps.appendRFC3339(time, to: &out)
             out += Self.lineEnd
             guard out.count >= Self.batchBytes else { return nil }
             defer { out.removeAll(keepingCapacity: true) }
@@ -93,18 +94,6 @@ public final class RequestLog: @unchecked Sendable {
     private static let statusKey = Array(#","status":"#.utf8)
     private static let timeKey = Array(#","time":""#.utf8)
     private static let lineEnd = Array("\"}\n".utf8)
-
-    /// `value` in decimal, zero-padded to `minimumDigits`.
-    static func appendDecimal(_ value: Int, minimumDigits: Int = 1, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        let start = out.count
-        var rest = value.magnitude
-        repeat {
-            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0 || out.count - start < minimumDigits
-        out[start...].reverse()
-    }
 
     /// A JSON string literal of `text`, escaping quotes, backslashes and control characters.
     static func appendQuoted(_ text: String, to out: inout [UInt8]) {
@@ -124,38 +113,6 @@ public final class RequestLog: @unchecked Sendable {
             }
         }
         out.append(UInt8(ascii: "\""))
-    }
-
-    /// `2026-01-31T12:00:00.000Z`, computed from the Unix time (days to civil date, proleptic Gregorian).
-    static func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
-        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down))  // trap-safe: server clock
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        appendDecimal(year, minimumDigits: 4, to: &out)
-        out.append(UInt8(ascii: "-"))
-        appendDecimal(month, minimumDigits: 2, to: &out)
-        out.append(UInt8(ascii: "-"))
-        appendDecimal(day, minimumDigits: 2, to: &out)
-        out.append(UInt8(ascii: "T"))
-        appendDecimal(secondOfDay / 3600, minimumDigits: 2, to: &out)
-        out.append(UInt8(ascii: ":"))
-        appendDecimal(secondOfDay / 60 % 60, minimumDigits: 2, to: &out)
-        out.append(UInt8(ascii: ":"))
-        appendDecimal(secondOfDay % 60, minimumDigits: 2, to: &out)
-        out.append(UInt8(ascii: "."))
-        appendDecimal(milliseconds - seconds * 1000, minimumDigits: 3, to: &out)
-        out.append(UInt8(ascii: "Z"))
     }
 
     /// Writes every pending line now.

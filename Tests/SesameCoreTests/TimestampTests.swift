@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SesameCore
 
-/// RFC 3339 timestamps written by hand, checked against Foundation's ISO 8601 formatter.
+/// RFC 3339 timestamps written by hand (payloads and the request log), checked against Foundation's ISO 8601 formatters.
 @Suite struct TimestampTests {
     /// What Foundation writes for the same time, milliseconds rounded down.
     static func foundation(_ date: Date) -> String {
@@ -21,6 +21,26 @@ import SesameCore
         #expect(Timestamps.rfc3339(Date(timeIntervalSince1970: 4_107_542_400)) == "2100-03-01T00:00:00.000Z")
         #expect(Timestamps.rfc3339(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59.000Z")
         #expect(Timestamps.rfc3339(Date(timeIntervalSince1970: 1_795_021_745.25)) == "2026-11-18T17:09:05.250Z")
+    }
+
+    @Test("timestamps match Foundation's ISO 8601 formatter across centuries, leap days and before 1970")
+    func formatter() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions.insert(.withFractionalSeconds)
+        for seconds: Double in [0, 1, 951_782_400.5, 1_709_208_000.999, 4_107_542_399, -1, -86_400.25, 253_402_300_799, 1_764_417_600.123] {
+            var out: [UInt8] = Array("x".utf8)
+            Timestamps.appendRFC3339(Date(timeIntervalSince1970: seconds), to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == "x" + formatter.string(from: Date(timeIntervalSince1970: seconds)), "\(seconds)")
+        }
+    }
+
+    @Test("decimals keep their minimum width and sign")
+    func decimals() {
+        for (value, width, text) in [(0, 1, "0"), (7, 3, "007"), (1234, 2, "1234"), (-42, 1, "-42"), (Int.max, 1, String(Int.max))] {
+            var out: [UInt8] = []
+            Timestamps.appendDecimal(value, minimumDigits: width, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == text)
+        }
     }
 
     @Test("ten thousand random instants from 1900 to 2200 read as Foundation writes them")

@@ -1,5 +1,6 @@
 import Foundation
 import SesameHTTP
+import Synchronization
 import Testing
 
 /// An error renderer in a different shape, to check that mounts choose the renderer.
@@ -206,6 +207,20 @@ struct RouterTests {
         }
         for _ in 0..<1000 { seen.insert(HTTPRequest.makeID()) }
         #expect(seen.count == 1004)
+    }
+
+    @Test("ids made on many threads at once are unique, and consecutive ones look unrelated (the count does not show)")
+    func requestIDsConcurrently() {
+        let made = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let ids = (0..<5000).map { _ in HTTPRequest.makeID() }
+            made.withLock { $0 += ids }
+        }
+        let all = made.withLock { $0 }
+        #expect(all.count == 40_000 && Set(all).count == 40_000)
+        let consecutive = (0..<1000).map { _ in HTTPRequest.makeID() }
+        // Eight hex digits of a counter (or a timestamp) would repeat across consecutive ids; keyed hash outputs do not.
+        #expect(Set(consecutive.map { $0.prefix(8) }).count > 990 && Set(consecutive.map { $0.suffix(8) }).count > 990)
     }
 
     @Test("transport rejections render in the mount's shape")

@@ -129,25 +129,3 @@ import Testing
         #expect(collector.lines.count == 201)
     }
 }
-
-@Suite struct RequestLogFormattingTests {
-    @Test("timestamps match Foundation's ISO 8601 formatter across centuries, leap days and before 1970")
-    func timestamps() {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        for seconds: Double in [0, 1, 951_782_400.5, 1_709_208_000.999, 4_107_542_399, -1, -86_400.25, 253_402_300_799, 1_764_417_600.123] {
-            var out: [UInt8] = []
-            RequestLog.appendTimestamp(Date(timeIntervalSince1970: seconds), to: &out)
-            #expect(String(decoding: out, as: UTF8.self) == formatter.string(from: Date(timeIntervalSince1970: seconds)), "\(seconds)")
-        }
-    }
-
-    @Test("decimals keep their minimum width and sign")
-    func decimals() {
-        for (value, width, text) in [(0, 1, "0"), (7, 3, "007"), (1234, 2, "1234"), (-42, 1, "-42"), (Int.max, 1, String(Int.max))] {
-            var out: [UInt8] = []
-            RequestLog.appendDecimal(value, minimumDigits: width, to: &out)
-            #expect(String(decoding: out, as: UTF8.self) == text)
-        }
-    }
-}

@@ -119,37 +119,3 @@ struct CompletionRoutine {
         return serialized
     }
 }
-
-/// RFC 3339 UTC timestamps with milliseconds, as every inline-verification payload writes them.
-public enum Timestamps {
-    /// For example `2026-11-10T17:09:05.000Z`.
-    public static func rfc3339(_ date: Date) -> String {
-        // Whole milliseconds rounded down, as the store keeps times. The formatter truncates the binary fraction, so a
-        // time read back from the store (just below its millisecond in floating point) would print one millisecond early.
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))  // trap-safe: a server-side date
-        // Floor division, so that times before 1970 count back from the day's start.
-        let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
-        let inDay = milliseconds - days * 86_400_000
-        let (year, month, day) = civil(daysSince1970: days)
-        func digits(_ value: Int64, _ count: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, count - text.utf8.count)) + text
-        }
-        return "\(digits(year, 4))-\(digits(month, 2))-\(digits(day, 2))T\(digits(inDay / 3_600_000, 2)):"
-            + "\(digits(inDay / 60_000 % 60, 2)):\(digits(inDay / 1000 % 60, 2)).\(digits(inDay % 1000, 3))Z"
-    }
-
-    /// The proleptic Gregorian date of a day count from 1970-01-01 (H. Hinnant's `civil_from_days`), without a
-    /// formatter on the hot path.
-    static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-}
