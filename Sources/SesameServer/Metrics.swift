@@ -16,6 +16,13 @@ public final class Metrics: Sendable {
         var counts = [UInt64](repeating: 0, count: Metrics.buckets.count)
         var count: UInt64 = 0
         var sum: Double = 0
+
+        /// Counts one observation in every bucket whose bound it is within.
+        mutating func record(_ seconds: Double) {
+            for (index, bound) in Metrics.buckets.enumerated() where seconds <= bound { counts[index] += 1 }
+            count += 1
+            sum += seconds
+        }
     }
     private struct CeremonyKey: Hashable { let face: String, ceremony: String, outcome: String, reason: String }
     private struct State {
@@ -35,11 +42,8 @@ public final class Metrics: Sendable {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
-            var histogram = state.latency[route] ?? Histogram()
-            for (index, bound) in Self.buckets.enumerated() where seconds <= bound { histogram.counts[index] += 1 }
-            histogram.count += 1
-            histogram.sum += seconds
-            state.latency[route] = histogram
+            // In place: a copy taken out of the dictionary would copy its counts on every request.
+            state.latency[route, default: Histogram()].record(seconds)
         }
     }
 
