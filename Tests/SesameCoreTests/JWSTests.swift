@@ -1,5 +1,5 @@
 import Foundation
-import SesameCore
+@testable import SesameCore
 import SesameCrypto
 import SesameTestSupport
 import Testing
@@ -541,5 +541,18 @@ private enum RFCKeys {
             let token = try ES256JWS.sign(claims: verificationClaims(), key: signer)
             _ = try PyJWT.verify(token: token, jwks: .file(file), issuer: issuer, audience: "org_1").get()
         }
+    }
+}
+
+/// The verification token's claims object is what their `Codable` form writes.
+@Suite struct VerificationTokenClaimsTests {
+    @Test("the claims object equals the JSONEncoder form, with partner_user_ref only when set", arguments: [nil, "user-42"])
+    func claimsObject(partnerUserRef: String?) throws {
+        let claims = VerificationTokenClaims(iss: "https://api.example", aud: "org_1", iat: 1_800_000_000, exp: 1_800_000_300, jti: "j\"1",
+                                             requestID: "req_1", scope: "login", env: "live", verified: true, linked: false,
+                                             partnerUserRef: partnerUserRef, ver: 1)
+        let encoded = try JSONValue(jsonEncoded: Array(try JSONEncoder().encode(claims)))
+        #expect(JSONValue.object(claims.jsonObject) == encoded)
+        #expect((claims.jsonObject["partner_user_ref"] != nil) == (partnerUserRef != nil))
     }
 }

@@ -30,6 +30,17 @@ public struct VerificationTokenClaims: Codable, Sendable, Hashable {
         case requestID = "request_id"
         case partnerUserRef = "partner_user_ref"
     }
+
+    /// The claims as the token's JSON object (what `Codable` writes, without a coder: `partner_user_ref` only when set).
+    var jsonObject: [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "iss": .string(iss), "aud": .string(aud), "iat": .integer(Int(iat)), "exp": .integer(Int(exp)), "jti": .string(jti),  // trap-safe: Int is 64-bit
+            "request_id": .string(requestID), "scope": .string(scope), "env": .string(env), "verified": .bool(verified),
+            "linked": .bool(linked), "ver": .integer(ver),
+        ]
+        if let partnerUserRef { object["partner_user_ref"] = .string(partnerUserRef) }
+        return object
+    }
 }
 
 /// Signs verification tokens; ``SigningKeyService`` in production, replaceable to test a signer that fails.

@@ -64,16 +64,7 @@ public struct SigningKeyService: VerificationTokenSigner {
     /// Signs claims with the key active now.
     public func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
         let record = try signingRecord(try records())
-        let payload: JSONValue
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            payload = try JSONValue(jsonEncoded: Array(try encoder.encode(claims)))
-        } catch {
-            throw SesameError(.internalFailure, "claims do not encode")
-        }
-        guard let object = payload.objectValue else { throw SesameError(.internalFailure, "claims are not an object") }
-        return try ES256JWS.sign(claims: object, key: try privateKey(record), kid: record.id)
+        return try ES256JWS.sign(claims: claims.jsonObject, key: try privateKey(record), kid: record.id)
     }
 
     /// Verifies a token against the published keys and decodes its claims.
