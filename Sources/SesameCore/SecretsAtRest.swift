@@ -1,6 +1,7 @@
 import Foundation
 import SesameCrypto
 import SesameStore
+import WebAuthn
 
 /// What the database holds of secrets, by the master key that sealed them.
 public struct SecretInventory: Sendable, Hashable {
@@ -181,11 +182,11 @@ enum WebhookBodies {
     /// Serializes `object` with the token left out: returns the body and the byte offset where the token goes.
     /// A random placeholder marks the spot, so no partner-supplied metadata can be mistaken for it.
     static func serialize(_ object: [String: Any], tokenPath: (inout [String: Any], String) -> Void) -> (body: [UInt8], offset: Int)? {
-        let placeholder = "tok" + SecureRandom.bytes(count: 16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        let placeholder = "tok" + Identifiers.unique() + Identifiers.unique()
         var object = object
         tokenPath(&object, placeholder)
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
-        let bytes = Array(data), marker = Array(placeholder.utf8)
+        guard let bytes = JSONWriter.encode(any: object) else { return nil }
+        let marker = Array(placeholder.utf8)
         guard let start = firstRange(of: marker, in: bytes) else { return nil }
         return (Array(bytes[..<start] + bytes[(start + marker.count)...]), start)
     }

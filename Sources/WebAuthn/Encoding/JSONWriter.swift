@@ -140,8 +140,19 @@ extension JSONWriter {
     }
 
     private mutating func any(_ value: Any) -> Bool {
+        // The common types first, by their exact type (a comparison), since a cast that fails costs far more.
         let type = Swift.type(of: value)
-        if type is NSNumber.Type, let number = value as? NSNumber {
+        if type == String.self, let string = value as? String {
+            self.string(string)
+        } else if type == [String: Any].self, let object = value as? [String: Any] {
+            return self.object(object)
+        } else if type == Bool.self, let bool = value as? Bool {
+            self.bool(bool)
+        } else if type == Int.self, let integer = value as? Int {
+            self.integer(integer)
+        } else if type == [String].self, let strings = value as? [String] {
+            array { writer in strings.forEach { writer.string($0) } }
+        } else if type is NSNumber.Type, let number = value as? NSNumber {
             // A parsed JSON number or Boolean (Foundation's Boolean reports the type code "c"); checked before the
             // Swift types, to which an NSNumber would bridge.
             let kind = String(cString: number.objCType)
@@ -153,38 +164,41 @@ extension JSONWriter {
                 separate()
                 bytes += Array(number.stringValue.utf8)
             }
-        } else if let string = value as? String {
-            self.string(string)
-        } else if type == Bool.self, let bool = value as? Bool {
-            self.bool(bool)
-        } else if let integer = value as? any BinaryInteger {
-            separate()
-            bytes += Array(String(integer).utf8)
         } else if type == Double.self, let number = value as? Double {
             return double(number)
         } else if value is NSNull {
             null()
         } else if let writable = value as? any JSONWritable {
             self.value(writable)
+        } else if let string = value as? String {
+            self.string(string)
         } else if let object = value as? [String: Any] {
-            var written = true
-            self.object { writer in
-                for (name, member) in object.sorted(by: { $0.key < $1.key }) where written {
-                    writer.key(name)
-                    written = writer.any(member)
-                }
-            }
-            return written
+            return self.object(object)
         } else if let array = value as? [Any] {
             var written = true
             self.array { writer in
                 for element in array where written { written = writer.any(element) }
             }
             return written
+        } else if let integer = value as? any BinaryInteger {
+            separate()
+            bytes += Array(String(integer).utf8)
         } else {
             return false
         }
         return true
+    }
+
+    /// An object's members in name order.
+    private mutating func object(_ object: [String: Any]) -> Bool {
+        var written = true
+        self.object { writer in
+            for (name, member) in object.sorted(by: { $0.key < $1.key }) where written {
+                writer.key(name)
+                written = writer.any(member)
+            }
+        }
+        return written
     }
 
     /// A finite number; whole numbers within 2^53 without a fraction, as `JSONSerialization` writes them.
