@@ -228,6 +228,8 @@ def phone(browser):
         browser.driver.switch_to.window((set(browser.driver.window_handles) - handles).pop())
         browser.wait(lambda b: "/verify?request_id=req_" in b.driver.current_url, "the hand-off page's address")
         assert browser.driver.current_url.startswith(f"{URL}verify?request_id=req_"), browser.driver.current_url
+        browser.wait(lambda b: b.element("#state").get_attribute("data-state") == "pending", "the hand-off page on the phone")
+        browser.screenshot("widget-6-phone-handoff")
         browser.driver.close()
         browser.driver.switch_to.window(partner_tab)
     finally:
