@@ -126,7 +126,7 @@ enum PartnerCommands {
                 try sesame.partners.removeReturnOrigin(partnerID: partner, origin: origin)
                 AdminCommands.printJSON(["removed": origin])
             case ("partner", "add-site-key"):
-                let partner = try args.required("--partner"), env = try environment(), origins = try args.all("--origin")
+                let partner = try args.required("--partner"), env = try environment(), origins = args.all("--origin")
                 try args.finish()
                 AdminCommands.printJSON(SiteKeyOutput(try sesame.partners.createSiteKey(partnerID: partner, environment: env, origins: origins)))
             case ("partner", "list-site-keys"):
@@ -134,7 +134,7 @@ enum PartnerCommands {
                 try args.finish()
                 try sesame.partners.listSiteKeys(partnerID: partner).forEach { AdminCommands.printJSON(SiteKeyOutput($0)) }
             case ("partner", "set-site-key-origins"):
-                let partner = try args.required("--partner"), origins = try args.all("--origin")
+                let partner = try args.required("--partner"), origins = args.all("--origin")
                 try args.finish()
                 let key = try positional("SITE_KEY")
                 AdminCommands.printJSON(SiteKeyOutput(try sesame.partners.setSiteKeyOrigins(partnerID: partner, id: key, origins: origins)))

@@ -45,6 +45,7 @@
     #button;
     #panel;
     #run = 0;
+    #verified = false;
 
     constructor() {
       super();
@@ -71,6 +72,7 @@
     get #betas() { return (this.getAttribute("betas") || "").split(/\s+/).filter(Boolean); }
 
     async #start() {
+      if (this.#verified) return;
       const run = ++this.#run;
       this.#button.disabled = true;
       this.#close();
@@ -92,7 +94,7 @@
       } catch (error) {
         if (run === this.#run) this.#fail(error.reason || "network_error");
       } finally {
-        this.#button.disabled = false;
+        this.#button.disabled = this.#verified;
       }
     }
 
@@ -163,6 +165,9 @@
     #succeed(requestID) {
       this.#run += 1;
       this.#close();
+      this.#button.textContent = "Verified \u2713";
+      this.#button.disabled = true;
+      this.#verified = true;
       this.dataset.state = "verified";
       this.dispatchEvent(new CustomEvent("botshield:success", { detail: { request_id: requestID }, bubbles: true, composed: true }));
     }
