@@ -30,7 +30,8 @@ enum WidgetPages {
             var headers = WebRoutes.securityHeaders
             headers.set("Location", target ?? "/verify?request_id=\(requestID)")
             headers.set("Cache-Control", "no-store")
-            var response = HTTPResponse(status: 303, headers: headers)
+            headers.set("Content-Type", "text/plain; charset=utf-8")
+            var response = HTTPResponse(status: 303, headers: headers, body: Array("See Other".utf8))
             response.correlation = sesame.inline.logCorrelation(requestID: requestID)
             return response
         }
