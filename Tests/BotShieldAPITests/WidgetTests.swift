@@ -259,7 +259,7 @@ import FoundationNetworking
         let back = try await harness.noRedirect("/verify/return?request_id=\(requestID)")
         #expect(back.status == 303 && back.header("Location") == target, "\(back)")
         #expect(back.header("Referrer-Policy") == "no-referrer" && back.header("Cache-Control") == "no-store")
-        #expect(back.header("Content-Type") == "text/plain; charset=utf-8" && back.text == "See Other")
+        #expect(back.header("Content-Type") == "text/plain; charset=utf-8")
         // A finished request without return_url, a declined one with it, and IDs that are not requests.
         #expect(try await harness.verifyByHandOff(plain).outcome.outcome == "verified")
         #expect(try await harness.noRedirect("/verify/return?request_id=\(plain)").header("Location") == "/verify?request_id=\(plain)")
