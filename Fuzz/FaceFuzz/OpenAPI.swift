@@ -22,7 +22,7 @@ struct Operation: CustomStringConvertible {
 enum Face: String {
     /// `/v1`: `{"message","code","type","version"}`, `code` equal to the status.
     case appwrite
-    /// `/operations/request` and `/operations/handoff`: always HTTP 200, `{"data":{...}}`.
+    /// `/operations/request`, `/operations/handoff` and `/operations/widget`: always HTTP 200, `{"data":{...}}`.
     case inlinePublic
     /// The rest of `/operations`: `{"error":{"statusCode","code","message"}}` with the real status.
     case inlinePartner
@@ -36,7 +36,7 @@ enum Face: String {
             self = .authsignal
         } else if path == "/v1" || path.hasPrefix("/v1/") {
             self = .appwrite
-        } else if path.hasPrefix("/operations/request/") || path.hasPrefix("/operations/handoff/") {
+        } else if path.hasPrefix("/operations/request/") || path.hasPrefix("/operations/handoff/") || path.hasPrefix("/operations/widget/") {
             self = .inlinePublic
         } else if path.hasPrefix("/operations/") {
             self = .inlinePartner

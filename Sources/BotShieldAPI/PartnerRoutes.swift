@@ -31,9 +31,12 @@ enum PartnerRoutes {
             }
             guard let body = BotShieldAPI.object(request) else { throw HTTPError.badRequest(code: "invalid_json", message: "The body is not a JSON object.") }
             let input = try LinkInput(body)
-            let created = try call { () throws(SesameError) in
-                try sesame.verifications.create(caller, scope: input.scope, partnerUserRef: input.partnerUserRef, link: input.link,
-                                                metadata: input.metadata)
+            let created: VerificationRequest
+            do throws(SesameError) {
+                created = try sesame.verifications.create(caller, scope: input.scope, partnerUserRef: input.partnerUserRef, link: input.link,
+                                                          metadata: input.metadata, returnURL: input.returnURL)
+            } catch {
+                throw error.reason == PartnerService.returnURLNotAllowed ? returnURLNotAllowed : map(error)
             }
             let url = sesame.inline.handOffURL(requestID: created.id)
             return BotShieldAPI.tagged(BotShieldAPI.envelope([
@@ -88,19 +91,12 @@ enum PartnerRoutes {
         let partnerUserRef: String?
         let link: Bool
         let metadata: String?
+        /// Checked against the partner's return origins when the request is created.
+        let returnURL: String?
 
         init(_ body: [String: Any]) throws(HTTPError) {
-            guard let scope = body["scope"] as? String, (try? VerificationService.checkScope(scope)) != nil else {
-                throw HTTPError.badRequest(code: "scope_invalid", message: "scope is required: 1 to 64 of a-z 0-9 _ . : -.")
-            }
-            self.scope = scope
-            switch body["partner_user_ref"] {
-            case nil, is NSNull: partnerUserRef = nil
-            case let ref as String where (try? PartnerService.checkRef(ref)) != nil: partnerUserRef = ref
-            default:
-                throw HTTPError.badRequest(code: "partner_user_ref_invalid",
-                                           message: "partner_user_ref is 1 to 128 of A-Z a-z 0-9 . _ : - and never an email address.")
-            }
+            scope = try PartnerRoutes.scope(body["scope"])
+            partnerUserRef = try PartnerRoutes.partnerUserRef(body["partner_user_ref"])
             switch body["link"] {
             case nil, is NSNull: link = false
             case let flag as Bool: link = flag
@@ -109,9 +105,10 @@ enum PartnerRoutes {
             if link, partnerUserRef == nil {
                 throw HTTPError.badRequest(code: "link_requires_partner_user_ref", message: "link: true needs partner_user_ref.")
             }
-            if let returnURL = body["return_url"], !(returnURL is NSNull) {
-                // Return origins are registered per organization with the hosted pages; none exist yet, so none is allowed.
-                throw HTTPError.badRequest(code: "return_url_not_allowed", message: "return_url's origin is not registered for this organization.")
+            switch body["return_url"] {
+            case nil, is NSNull: returnURL = nil
+            case let url as String: returnURL = url
+            default: throw PartnerRoutes.returnURLNotAllowed
             }
             switch body["metadata"] {
             case nil, is NSNull: metadata = nil
@@ -122,6 +119,30 @@ enum PartnerRoutes {
                 metadata = checked
             default: throw HTTPError.badRequest(code: "metadata_invalid", message: "metadata is a JSON object of at most 2 KB.")
             }
+        }
+    }
+
+    static let returnURLNotAllowed = HTTPError.badRequest(code: "return_url_not_allowed",
+                                                          message: "return_url's origin is not registered for this organization.")
+
+    /// A `scope` member (create-verification-link, the widget's create-verification).
+    /// - Throws: 400 `scope_invalid`.
+    static func scope(_ value: Any?) throws(HTTPError) -> String {
+        guard let scope = value as? String, (try? VerificationService.checkScope(scope)) != nil else {
+            throw HTTPError.badRequest(code: "scope_invalid", message: "scope is required: 1 to 64 of a-z 0-9 _ . : -.")
+        }
+        return scope
+    }
+
+    /// An optional `partner_user_ref` member (absent or null: none).
+    /// - Throws: 400 `partner_user_ref_invalid`.
+    static func partnerUserRef(_ value: Any?) throws(HTTPError) -> String? {
+        switch value {
+        case nil, is NSNull: return nil
+        case let ref as String where (try? PartnerService.checkRef(ref)) != nil: return ref
+        default:
+            throw HTTPError.badRequest(code: "partner_user_ref_invalid",
+                                       message: "partner_user_ref is 1 to 128 of A-Z a-z 0-9 . _ : - and never an email address.")
         }
     }
 

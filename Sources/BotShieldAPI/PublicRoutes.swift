@@ -74,6 +74,7 @@ enum PublicRoutes {
                 "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
                 "options": options.options,
                 "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
+                "returns": options.hasReturnURL,
             ])
         case .closed(let outcome):
             BotShieldAPI.envelope(payload(outcome))

@@ -36,14 +36,17 @@ public enum RelyingParties {
 
     /// The policy of inline assertions (BotShield §2.7): `https://{rpId}` (iOS apps), the hosted pages' `appOrigin`,
     /// and each approved Android app's `android:apk-key-hash:` origin. User verification is the engine's to check.
-    public static func inlinePolicy(for project: ProjectConfiguration, approvedApps: [Platform], appOrigin: String) -> RelyingPartyPolicy {
+    /// A request made by the web widget (`widgetOrigin`) may also be confirmed in the widget's frame, cross-origin, under
+    /// that page origin only (§2.9).
+    public static func inlinePolicy(for project: ProjectConfiguration, approvedApps: [Platform], appOrigin: String,
+                                    widgetOrigin: String? = nil) -> RelyingPartyPolicy {
         let rpID = project.relyingPartyID
         let apps = approvedApps.flatMap { app -> [String] in
             if case .android = app { return app.origins(rpID: rpID) }
             return []
         }
         return RelyingPartyPolicy(id: rpID, origins: Array(Set(["https://\(rpID)", appOrigin] + apps)).sorted(), requiresUserVerification: false,
-                                  allowedAlgorithms: algorithms)
+                                  crossOrigin: widgetOrigin.map { .allowed(topOrigins: [$0]) } ?? .forbidden, allowedAlgorithms: algorithms)
     }
 
     /// The policy of the hosted hand-off page's assertions: only the hosted pages' `appOrigin`.

@@ -32,6 +32,8 @@ public struct Sesame: Sendable {
     public var verifications: VerificationService { VerificationService(sesame: self) }
     public var inlinePasskey: InlinePasskeyService { InlinePasskeyService(sesame: self) }
     public var handOff: HandOffService { HandOffService(sesame: self) }
+    /// The web widget's public calls (site keys, create-verification, status).
+    public var widget: WidgetService { WidgetService(sesame: self) }
     public var signingKeys: SigningKeyService { SigningKeyService(store: store, clock: clock, secrets: secrets) }
     public var webhooks: WebhookOutbox { WebhookOutbox(store: store, clock: clock, configuration: inline, secrets: secrets) }
     /// What signs verification tokens: the stored signing keys unless a test replaced it.

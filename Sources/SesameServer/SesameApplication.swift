@@ -26,6 +26,7 @@ public final class SesameApplication: Sendable {
         BotShieldAPI.add(to: &router, sesame: sesame)
         AuthsignalAPI.add(to: &router, sesame: sesame)
         WebRoutes.add(to: &router, inline: sesame.inline)
+        WidgetPages.add(to: &router, sesame: sesame)
         self.router = router
     }
 

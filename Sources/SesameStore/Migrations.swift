@@ -531,5 +531,33 @@ enum Schema {
                 """,
             ]
         },
+        Migration(version: 13, name: "inline widget: partners' return origins, site keys and their origins, the origin a widget request came from") { _ in
+            [
+                // Origins a partner's return_url may point to (https, or http on localhost / 127.0.0.1 for development).
+                """
+                CREATE TABLE partner_return_origins (
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    origin TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (partner_id, origin)
+                )
+                """,
+                // Public site keys of the web widget (pk_live_…, pk_test_…), one environment each, with the page origins
+                // allowed to use them (a JSON array of origins).
+                """
+                CREATE TABLE partner_site_keys (
+                    id TEXT PRIMARY KEY,
+                    partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                    environment TEXT NOT NULL,
+                    origins TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    revoked_at BIGINT
+                )
+                """,
+                "CREATE INDEX partner_site_keys_partner ON partner_site_keys (partner_id)",
+                // The page origin a widget request was created from: its passkey may run in the widget's frame there.
+                "ALTER TABLE verification_requests ADD COLUMN widget_origin TEXT",
+            ]
+        },
     ]
 }

@@ -171,6 +171,8 @@ extension Repositories {
     public var tokens: TokenRepository { TokenRepository(database: database) }
     /// Inline-verification partners, their secrets, apps and links.
     public var partners: PartnerRepository { PartnerRepository(database: database) }
+    /// Partners' return origins and the web widget's site keys.
+    public var partnerWeb: PartnerWebRepository { PartnerWebRepository(database: database) }
     /// Partners' verification requests.
     public var verificationRequests: VerificationRequestRepository { VerificationRequestRepository(database: database) }
     /// Webhook endpoints and the outbox.

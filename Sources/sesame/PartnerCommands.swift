@@ -20,6 +20,13 @@ enum PartnerCommands {
           sesame partner remove-webhook --partner ORG ENDPOINT_ID
           sesame partner link --partner ORG --env live|test --ref PARTNER_USER_REF --user USER_ID
           sesame partner unlink --partner ORG --env live|test --ref PARTNER_USER_REF
+          sesame partner add-return-origin --partner ORG ORIGIN                     (https://HOST[:PORT], or http://localhost|127.0.0.1[:PORT])
+          sesame partner list-return-origins --partner ORG
+          sesame partner remove-return-origin --partner ORG ORIGIN
+          sesame partner add-site-key --partner ORG --env live|test --origin ORIGIN ...   (a public pk_live_/pk_test_ key for the widget)
+          sesame partner list-site-keys --partner ORG
+          sesame partner set-site-key-origins --partner ORG SITE_KEY --origin ORIGIN ...
+          sesame partner revoke-site-key --partner ORG SITE_KEY
           sesame signing-key list
           sesame signing-key rotate [--activate-in SECONDS]              (default 86400: publish a day before signing)
         """
@@ -104,6 +111,39 @@ enum PartnerCommands {
                 let partner = try args.required("--partner"), env = try environment(), ref = try args.required("--ref")
                 try args.finish()
                 AdminCommands.printJSON(["unlinked": try sesame.partners.unlink(partnerID: partner, environment: env, partnerUserRef: ref)])
+            case ("partner", "add-return-origin"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                AdminCommands.printJSON(["partner": partner, "returnOrigin": try sesame.partners.addReturnOrigin(partnerID: partner, origin: try positional("ORIGIN"))])
+            case ("partner", "list-return-origins"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                try sesame.partners.listReturnOrigins(partnerID: partner).forEach { AdminCommands.printJSON(["returnOrigin": $0]) }
+            case ("partner", "remove-return-origin"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                let origin = try positional("ORIGIN")
+                try sesame.partners.removeReturnOrigin(partnerID: partner, origin: origin)
+                AdminCommands.printJSON(["removed": origin])
+            case ("partner", "add-site-key"):
+                let partner = try args.required("--partner"), env = try environment(), origins = args.all("--origin")
+                try args.finish()
+                AdminCommands.printJSON(SiteKeyOutput(try sesame.partners.createSiteKey(partnerID: partner, environment: env, origins: origins)))
+            case ("partner", "list-site-keys"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                try sesame.partners.listSiteKeys(partnerID: partner).forEach { AdminCommands.printJSON(SiteKeyOutput($0)) }
+            case ("partner", "set-site-key-origins"):
+                let partner = try args.required("--partner"), origins = args.all("--origin")
+                try args.finish()
+                let key = try positional("SITE_KEY")
+                AdminCommands.printJSON(SiteKeyOutput(try sesame.partners.setSiteKeyOrigins(partnerID: partner, id: key, origins: origins)))
+            case ("partner", "revoke-site-key"):
+                let partner = try args.required("--partner")
+                try args.finish()
+                let key = try positional("SITE_KEY")
+                try sesame.partners.revokeSiteKey(partnerID: partner, id: key)
+                AdminCommands.printJSON(["revoked": key])
             case ("signing-key", "list"):
                 try args.finish()
                 try sesame.signingKeys.keys().forEach { AdminCommands.printJSON(SigningKeyOutput($0)) }
@@ -188,6 +228,17 @@ private struct WebhookOutput: Encodable {
         url = endpoint.url
         enabled = endpoint.isEnabled
         self.secret = secret
+    }
+}
+
+private struct SiteKeyOutput: Encodable {
+    let siteKey: String, env: String, origins: [String], createdAt: Date, revoked: Bool
+    init(_ key: SiteKey) {
+        siteKey = key.id
+        env = key.environment.rawValue
+        origins = key.origins
+        createdAt = key.createdAt
+        revoked = key.revokedAt != nil
     }
 }
 

@@ -46,9 +46,10 @@ final class InlineHarness: @unchecked Sendable {
     let authenticator = SoftwareAuthenticator()
 
     init(_ backend: Backend, appURL: String = InlineHarness.appURL, tokenSigner: (any VerificationTokenSigner)? = nil,
-         store: Store? = nil, masterKeys: MasterKeyring? = nil) throws {
+         store: Store? = nil, masterKeys: MasterKeyring? = nil, ipLimit: Int = 60, siteKeyLimit: Int = 600) throws {
         clock = ManualClock(Date())
-        let inline = InlineConfiguration(appURL: appURL, apiURL: Self.apiURL, allowLocalWebhooks: true)
+        let inline = InlineConfiguration(appURL: appURL, apiURL: Self.apiURL, allowLocalWebhooks: true, publicCallsPerMinutePerIP: ipLimit,
+                                         widgetCallsPerMinutePerSiteKey: siteKeyLimit)
         let sesame = Sesame(store: try store ?? Store.open(try backend.makeURL()), clock: clock, inline: inline,
                             masterKeys: masterKeys ?? MasterKeyring(current: .generate()), tokenSigner: tokenSigner)
         application = SesameApplication(sesame: sesame, log: nil)

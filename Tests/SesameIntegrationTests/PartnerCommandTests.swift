@@ -80,6 +80,52 @@ import Testing
         try refused(["partner", "add-key", "--partner", "org_nobody", "--env", "live"], 1, "not_found")
     }
 
+    @Test("return origins and the widget's site keys through the admin CLI, with their refusals")
+    func webCommands() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let db = ["--db", "sqlite:\(folder.path)/sesame.db"]
+        try SesameCLI.succeed(["project", "create", "--name", "ID", "--rp-id", "id.example"] + db)
+        func refused(_ arguments: [String], _ status: Int32, _ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let outcome = try SesameCLI.run(arguments + db)
+            #expect(outcome.status == status && outcome.stderr.contains(text) && outcome.stdout.isEmpty, "\(arguments): \(outcome.stderr)",
+                    sourceLocation: sourceLocation)
+        }
+        let partner = try #require(try SesameCLI.succeed(["partner", "create", "--name", "Ticketz"] + db)["id"] as? String)
+
+        // Return origins: canonical form; https, or http on localhost / 127.0.0.1 only.
+        #expect(try SesameCLI.succeed(["partner", "add-return-origin", "--partner", partner, "HTTPS://Shop.Example/"] + db)["returnOrigin"] as? String
+                == "https://shop.example")
+        try SesameCLI.succeed(["partner", "add-return-origin", "--partner", partner, "http://localhost:3000"] + db)
+        #expect(try SesameCLI.run(["partner", "list-return-origins", "--partner", partner] + db).stdout.split(separator: "\n").count == 2)
+        for origin in ["http://shop.example", "https://shop.example/path", "shop.example"] {
+            try refused(["partner", "add-return-origin", "--partner", partner, origin], 1, "invalid_argument")
+        }
+        try refused(["partner", "add-return-origin", "--partner", "org_nope", "https://shop.example"], 1, "not_found")
+        try refused(["partner", "add-return-origin", "--partner", partner], 2, "missing ORIGIN")
+        #expect(try SesameCLI.succeed(["partner", "remove-return-origin", "--partner", partner, "https://shop.example"] + db)["removed"] != nil)
+        try refused(["partner", "remove-return-origin", "--partner", partner, "https://shop.example"], 1, "not_found")
+
+        // Site keys: public, so listed in full; origins replaced; revoked for good.
+        let key = try SesameCLI.succeed(["partner", "add-site-key", "--partner", partner, "--env", "live", "--origin", "https://shop.example",
+                                         "--origin", "http://127.0.0.1:5000"] + db)
+        let siteKey = try #require(key["siteKey"] as? String)
+        #expect(siteKey.hasPrefix("pk_live_") && key["origins"] as? [String] == ["https://shop.example", "http://127.0.0.1:5000"])
+        let testKey = try SesameCLI.succeed(["partner", "add-site-key", "--partner", partner, "--env", "test", "--origin", "https://shop.example"] + db)
+        #expect((testKey["siteKey"] as? String)?.hasPrefix("pk_test_") == true)
+        #expect(try SesameCLI.run(["partner", "list-site-keys", "--partner", partner] + db).stdout.contains(siteKey))
+        let updated = try SesameCLI.succeed(["partner", "set-site-key-origins", "--partner", partner, siteKey, "--origin", "https://m.shop.example"] + db)
+        #expect(updated["origins"] as? [String] == ["https://m.shop.example"])
+        try refused(["partner", "add-site-key", "--partner", partner, "--env", "live"], 1, "invalid_argument")
+        try refused(["partner", "add-site-key", "--partner", partner, "--env", "live", "--origin", "http://shop.example"], 1, "invalid_argument")
+        try refused(["partner", "add-site-key", "--partner", partner, "--env", "prod", "--origin", "https://shop.example"], 2, "--env")
+        try refused(["partner", "set-site-key-origins", "--partner", partner, siteKey, "--origin", "ftp://x"], 1, "invalid_argument")
+        #expect(try SesameCLI.succeed(["partner", "revoke-site-key", "--partner", partner, siteKey] + db)["revoked"] as? String == siteKey)
+        try refused(["partner", "revoke-site-key", "--partner", partner, siteKey], 1, "not_found")
+        try refused(["partner", "set-site-key-origins", "--partner", partner, siteKey, "--origin", "https://shop.example"], 1, "not_found")
+        #expect(try SesameCLI.run(["partner", "list-site-keys", "--partner", partner] + db).stdout.contains(#""revoked":true"#))
+    }
+
     @Test("signing keys: the first on first use, rotation published before it signs, or at once with --activate-in 0")
     func signingKeys() throws {
         let folder = try TemporaryFolder()

@@ -22,6 +22,8 @@ public struct HandOffOptions: Sendable, Hashable {
     public let allowCredentials: [CredentialDescriptor]
     public let challengeID: String
     public let expiresAt: Date
+    /// Whether the page sends the person back to the partner's `return_url` once the request is finished.
+    public let hasReturnURL: Bool
 }
 
 /// The server side of the hosted hand-off page (`{app}/verify?request_id=…`): the page itself comes with the web
@@ -49,7 +51,7 @@ public struct HandOffService: Sendable {
         return .options(HandOffOptions(
             partnerName: partner.name, scope: request.scope, linkIntent: request.linkIntent, rpID: project.relyingPartyID,
             challenge: challenge.challenge, allowCredentials: credentials.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) },
-            challengeID: challenge.id, expiresAt: min(challenge.expiresAt, request.expiresAt)
+            challengeID: challenge.id, expiresAt: min(challenge.expiresAt, request.expiresAt), hasReturnURL: request.returnURL != nil
         ))
     }
 

@@ -13,18 +13,22 @@ public struct InlineConfiguration: Sendable, Hashable {
     public var brandName: String
     /// Calls per client IP per minute on the public endpoints (60; benchmarks raise it).
     public var publicCallsPerMinutePerIP: Int
+    /// Widget create-verification calls per site key per minute (600), on top of the per-IP limit.
+    public var widgetCallsPerMinutePerSiteKey: Int
     /// The key of the request log's correlation tags; random per process unless the operator sets one, so that the
     /// nodes of a deployment tag a request alike.
     public var logKey: [UInt8]
 
     /// Creates settings; URLs lose any trailing slash.
     public init(appURL: String = "http://localhost:8080", apiURL: String = "http://localhost:8080", allowLocalWebhooks: Bool = false,
-                brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60, logKey: [UInt8] = SecureRandom.bytes(count: 32)) {
+                brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60, widgetCallsPerMinutePerSiteKey: Int = 600,
+                logKey: [UInt8] = SecureRandom.bytes(count: 32)) {
         self.appURL = Self.trimmed(appURL)
         self.apiURL = Self.trimmed(apiURL)
         self.allowLocalWebhooks = allowLocalWebhooks
         self.brandName = brandName
         self.publicCallsPerMinutePerIP = publicCallsPerMinutePerIP
+        self.widgetCallsPerMinutePerSiteKey = widgetCallsPerMinutePerSiteKey
         self.logKey = logKey
     }
 

@@ -158,9 +158,10 @@ public struct InlinePasskeyService: Sendable {
 
     /// The relying party policy of inline assertions: `https://{rpId}` (iOS apps), the hosted pages' origin, and each
     /// approved Android app's `android:apk-key-hash:` origin. User verification is checked separately, after identity.
-    public func policy(project: Project) throws(SesameError) -> RelyingPartyPolicy {
+    /// - Parameter widgetOrigin: the page origin of a widget request, under which its frame may run the passkey.
+    public func policy(project: Project, widgetOrigin: String? = nil) throws(SesameError) -> RelyingPartyPolicy {
         RelyingParties.inlinePolicy(for: project.configuration, approvedApps: try sesame.partners.approvedPlatforms(projectID: project.id),
-                                    appOrigin: sesame.inline.appOrigin)
+                                    appOrigin: sesame.inline.appOrigin, widgetOrigin: widgetOrigin)
     }
 
     /// `passkey-options`, in the order of spec §1.4. Never changes the request.
@@ -207,7 +208,7 @@ public struct InlinePasskeyService: Sendable {
             // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
             // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
             let authenticated: AuthenticatedPasskey
-            switch try ceremony.authenticate(credentialJSON, opened, policy: try policy(project: opened.project),
+            switch try ceremony.authenticate(credentialJSON, opened, policy: try policy(project: opened.project, widgetOrigin: opened.request.widgetOrigin),
                                              identification: .linkedPerson(userID: personID)) {
             case .done(let outcome): return outcome
             case .next(let next): authenticated = next
@@ -243,11 +244,14 @@ public struct InlinePasskeyService: Sendable {
         }
     }
 
-    private func limit(_ clientIP: String?) throws(SesameError) {
-        guard sesame.perIPLimits, let clientIP else { return }
-        let limit = sesame.inline.publicCallsPerMinutePerIP
-        let decision = try sesame.rateLimiter.hit("inline-ip:\(clientIP)", limit: limit, window: 60)
-        guard decision.allowed else { throw SesameError(.rateLimited, "\(limit) calls per IP per minute", rateLimit: decision) }
+    /// The per-IP limit of the public endpoints (the widget's included), then any `further` per-minute limits, counted
+    /// in one transaction (a caller over its IP limit spends nothing of the further ones).
+    func limit(_ clientIP: String?, further: [(key: String, limit: Int)] = []) throws(SesameError) {
+        var limits = further
+        if sesame.perIPLimits, let clientIP { limits.insert(("inline-ip:\(clientIP)", sesame.inline.publicCallsPerMinutePerIP), at: 0) }
+        guard !limits.isEmpty else { return }
+        let decision = try sesame.rateLimiter.hit(limits, window: 60)
+        guard decision.allowed else { throw SesameError(.rateLimited, "\(decision.limit) calls per minute", rateLimit: decision) }
     }
 
     /// A request that can still complete, or the outcome that closes it.

@@ -77,17 +77,21 @@ public struct VerificationService: Sendable {
     ///   - partnerUserRef: the partner's stable ID of the person, when the request is for one linked person.
     ///   - link: the hand-off also links the ref (needs `partnerUserRef`).
     ///   - metadata: a checked JSON object (``checkMetadata(_:)``).
-    /// - Throws: `invalid_argument`.
-    public func create(_ caller: PartnerCaller, scope: String, partnerUserRef: String?, link: Bool, metadata: String?) throws(SesameError)
-        -> VerificationRequest
+    ///   - returnURL: where the hand-off page sends the person when done; its origin must be a registered return origin.
+    ///   - widgetOrigin: the page origin a widget request comes from, already checked against its site key.
+    /// - Throws: `invalid_argument` (reason `return_url_not_allowed` for a refused `returnURL`).
+    public func create(_ caller: PartnerCaller, scope: String, partnerUserRef: String?, link: Bool, metadata: String?,
+                       returnURL: String? = nil, widgetOrigin: String? = nil) throws(SesameError) -> VerificationRequest
     {
         let scope = try Self.checkScope(scope)
         let ref = try partnerUserRef.map(PartnerService.checkRef)
         if link, ref == nil { throw SesameError(.invalidArgument, "link needs partner_user_ref") }
+        let returnURL = try returnURL.map { url throws(SesameError) in try sesame.partners.checkReturnURL(partnerID: caller.partner.id, url) }
         let now = sesame.clock.now()
         let record = VerificationRequestRecord(
             id: Self.newRequestID(), partnerID: caller.partner.id, environment: caller.environment.rawValue, scope: scope, partnerUserRef: ref,
-            linkIntent: link, returnURL: nil, metadata: metadata, createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime)
+            linkIntent: link, returnURL: returnURL, metadata: metadata, createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime),
+            widgetOrigin: widgetOrigin
         )
         try StoreErrors.map { () throws(StoreError) in try sesame.store.verificationRequests.create(record) }
         return VerificationRequest(record: record, now: now)

@@ -32,11 +32,13 @@ public struct VerificationRequestRecord: Sendable, Hashable {
     public var createdAt: Date
     public var expiresAt: Date
     public var completedAt: Date?
+    /// The page origin a widget request was created from (one of its site key's origins), else `nil`.
+    public var widgetOrigin: String?
 
     public init(id: String, partnerID: String, environment: String, scope: String, partnerUserRef: String?, linkIntent: Bool,
                 returnURL: String?, metadata: String?, status: String = pending, failureReason: String? = nil, linked: Bool = false,
                 token: String? = nil, tokenID: String? = nil, tokenCheckedAt: Date? = nil, createdAt: Date, expiresAt: Date,
-                completedAt: Date? = nil) {
+                completedAt: Date? = nil, widgetOrigin: String? = nil) {
         self.id = id
         self.partnerID = partnerID
         self.environment = environment
@@ -54,6 +56,7 @@ public struct VerificationRequestRecord: Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.completedAt = completedAt
+        self.widgetOrigin = widgetOrigin
     }
 
     /// Whether the request can no longer complete at `now` (expiry is exclusive).
@@ -68,17 +71,18 @@ public struct VerificationRequestRepository: Sendable {
 
     private static let columns = """
         id, partner_id, environment, scope, partner_user_ref, link_intent, return_url, metadata, status, failure_reason, linked, \
-        token, token_id, token_checked_at, created_at, expires_at, completed_at
+        token, token_id, token_checked_at, created_at, expires_at, completed_at, widget_origin
         """
 
     public func create(_ request: VerificationRequestRecord) throws(StoreError) {
         try database.execute(
-            "INSERT INTO verification_requests (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+            "INSERT INTO verification_requests (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
             [
                 .text(request.id), .text(request.partnerID), .text(request.environment), .text(request.scope),
                 .text(request.partnerUserRef), .bool(request.linkIntent), .text(request.returnURL), .text(request.metadata),
                 .text(request.status), .text(request.failureReason), .bool(request.linked), .text(request.token), .text(request.tokenID),
                 .date(request.tokenCheckedAt), .date(request.createdAt), .date(request.expiresAt), .date(request.completedAt),
+                .text(request.widgetOrigin),
             ]
         )
     }
@@ -172,7 +176,8 @@ public struct VerificationRequestRepository: Sendable {
             returnURL: try row.optionalText("return_url"), metadata: try row.optionalText("metadata"), status: try row.text("status"),
             failureReason: try row.optionalText("failure_reason"), linked: try row.bool("linked"), token: try row.optionalText("token"),
             tokenID: try row.optionalText("token_id"), tokenCheckedAt: try row.optionalDate("token_checked_at"),
-            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at")
+            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"),
+            widgetOrigin: try row.optionalText("widget_origin")
         )
     }
 }

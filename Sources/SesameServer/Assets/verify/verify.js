@@ -80,7 +80,10 @@ async function act(run) {
     if (closed[outcome]) {
       buttons(false);
       message("");
-      return state(...closed[outcome]);
+      state(...closed[outcome]);
+      // Back to the partner's return_url, which the server sends by a 303 (nothing appended to it).
+      if (pending?.returns) location.assign(`/verify/return?request_id=${encodeURIComponent(requestID)}`);
+      return;
     }
     message(retry[outcome] ?? "That did not work. Try again.", outcome || "failed");
   } catch (error) {
