@@ -42,7 +42,7 @@ import WebAuthn
             var sessionID: String?, requestID: String?
             switch binding {
             case .accountSession(_, let session): sessionID = session
-            case .signIn: break
+            case .signIn, .idCreation: break
             case .verificationRequest(let request), .handOff(let request), .actionRegistration(let request), .action(let request):
                 requestID = request
             }

@@ -13,19 +13,24 @@ public struct InlineConfiguration: Sendable, Hashable {
     public var brandName: String
     /// Calls per client IP per minute on the public endpoints (60; benchmarks raise it).
     public var publicCallsPerMinutePerIP: Int
+    /// The project whose people the hosted setup page (`setup_url`) signs in and creates: `default`, the bootstrap
+    /// project, unless the operator names another (`--id-project`).
+    public var idProjectID: String
     /// The key of the request log's correlation tags; random per process unless the operator sets one, so that the
     /// nodes of a deployment tag a request alike.
     public var logKey: [UInt8]
 
     /// Creates settings; URLs lose any trailing slash.
     public init(appURL: String = "http://localhost:8080", apiURL: String = "http://localhost:8080", allowLocalWebhooks: Bool = false,
-                brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60, logKey: [UInt8] = SecureRandom.bytes(count: 32)) {
+                brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60, logKey: [UInt8] = SecureRandom.bytes(count: 32),
+                idProjectID: String = "default") {
         self.appURL = Self.trimmed(appURL)
         self.apiURL = Self.trimmed(apiURL)
         self.allowLocalWebhooks = allowLocalWebhooks
         self.brandName = brandName
         self.publicCallsPerMinutePerIP = publicCallsPerMinutePerIP
         self.logKey = logKey
+        self.idProjectID = idProjectID
     }
 
     /// The request log's tag for a verification request (spec §2.11): the first 8 hex digits of

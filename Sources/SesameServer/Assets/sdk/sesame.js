@@ -230,28 +230,37 @@ class Account {
   /**
    * Registers a passkey for the signed-in account: start, `navigator.credentials.create`, finish. With
    * `conditional: true` the browser creates it without a prompt where it can (the automatic upgrade after a
-   * password sign-in) and fails quietly where it cannot.
+   * password sign-in) and fails quietly where it cannot. An AbortSignal `signal` gives the ceremony up.
    */
-  async createPasskey({ name, conditional = false } = {}) {
+  async createPasskey({ name, conditional = false, signal } = {}) {
     await cancelConditional();
     const start = await this.client.call("POST", "/account/passkeys", name ? { name } : {});
     const credential = await ceremony(() => navigator.credentials.create({
-      publicKey: parseCreationOptions(start.publicKey), ...(conditional ? { mediation: "conditional" } : {}),
+      publicKey: parseCreationOptions(start.publicKey), ...(conditional ? { mediation: "conditional" } : {}), ...(signal ? { signal } : {}),
     }));
     return this.client.call("PUT", `/account/passkeys/${encodeURIComponent(start.passkeyId)}/verification`,
       { credential: credentialToJSON(credential) });
   }
 
-  /** After a password sign-in: offers the browser to add a passkey without a prompt; true when one was added. */
-  async upgradeToPasskey({ name } = {}) {
+  /**
+   * After a password sign-in: offers the browser to add a passkey without a prompt (conditional create); true when
+   * one was added. A browser may hold a conditional create without ever answering (Chromium does when its password
+   * manager has no reason to upgrade), so the offer is given up after `wait` milliseconds: false then, and the app
+   * may offer `createPasskey()` with a prompt instead.
+   */
+  async upgradeToPasskey({ name, wait = 5000 } = {}) {
     if (typeof PublicKeyCredential === "undefined" || typeof PublicKeyCredential.getClientCapabilities !== "function") return false;
     const capabilities = await PublicKeyCredential.getClientCapabilities();
     if (!capabilities.conditionalCreate) return false;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), wait);
     try {
-      await this.createPasskey({ name, conditional: true });
+      await this.createPasskey({ name, conditional: true, signal: controller.signal });
       return true;
     } catch {
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
