@@ -134,7 +134,8 @@ import WebAuthn
         var page = Page(harness)
         let laptop = SoftwareAuthenticator(), phone = SoftwareAuthenticator()
         let created = try await page.register("id/options", "id", authenticator: laptop)
-        page.cookie = try #require(Page.cookie(of: created))
+        let cookie: String = try #require(Page.cookie(of: created))
+        page.cookie = cookie
 
         let addStart = try await page.post("passkeys/options")
         let options = try #require(addStart.data?["options"] as? [String: Any])

@@ -5,10 +5,13 @@ A new visitor creates an ID (a person and a passkey in one step), signs out, sig
 second passkey from another authenticator; an unlinked hand-off request completes with a passkey made here; a
 link: true request links the partner's ref to the person; a second ID is created, and a linked request of the first
 person answered by the second person's passkey says "that passkey isn't for this account" and stays pending, then the
-right passkey confirms it. The partner's server reads every outcome with its API key.
+right passkey confirms it. The partner's server reads every outcome with its API key. Last, the SDK's Authsignal-style
+passkeys: a sign-up with a track token from the server API, a sign-in with an action and a step-up with a token,
+each validated by the server with the tenant secret.
 
 Environment: SESAME_URL (http://localhost:PORT/), SESAME_SCREENSHOTS, SESAME_BACKEND (a tag for the screenshots),
-SESAME_PARTNER_KEY (a test key of a partner of the ID project).
+SESAME_PARTNER_KEY (a test key of a partner of the ID project), SESAME_AUTHSIGNAL_SECRET (a tenant secret of the
+project default).
 """
 import base64
 import json
@@ -38,6 +41,27 @@ def api(path, body=None, bearer=KEY):
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(request, timeout=10) as response:
         return json.load(response)["data"]["data"]
+
+
+def authsignal(path, body):
+    """A call of the Authsignal-compatible server API with the tenant secret (Basic, empty password)."""
+    secret = base64.b64encode((os.environ["SESAME_AUTHSIGNAL_SECRET"] + ":").encode()).decode()
+    request = urllib.request.Request(URL.rstrip("/") + "/authsignal/v1" + path, method="POST", data=json.dumps(body).encode(),
+                                     headers={"Authorization": f"Basic {secret}", "Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        return json.load(response)
+
+
+def in_page(browser, body, *arguments):
+    """Runs `body` (an async function body with `Authsignal` and `args` in scope) in the page; its JSON result."""
+    browser.driver.set_script_timeout(30)
+    return browser.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1], args = Array.from(arguments).slice(0, -1);
+        import(new URL("/sdk/sesame.js", location.href).href)
+          .then(async ({ Authsignal }) => { %s })
+          .then((value) => done(JSON.parse(JSON.stringify(value ?? null))), (error) => done({ thrown: String(error && (error.message || error)) }));
+        """ % body, *arguments)
 
 
 def new_request(**fields):
@@ -266,6 +290,52 @@ def upgrade(browser):
         assert result["listed"] == 0 and result["after"] == ["Asked"], result
     assert len(browser.credentials()) == before + 1
     browser.screenshot(f"setup-{TAG}-7-upgrade")
+
+
+@check("Authsignal sign-up: a track token from the server API, passkey.signUp in the page, and the server validates its result token")
+def authsignal_sign_up(browser):
+    # A fresh device, so the usernameless sign-in below can only pick this user's passkey.
+    browser.cdp("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": browser.authenticator})
+    browser.authenticator = browser.cdp("WebAuthn.addVirtualAuthenticator", {"options": AUTHENTICATOR})["authenticatorId"]
+    browser.open(URL)
+    browser.wait(lambda b: b.driver.execute_script("return document.body.dataset.ready === 'true'"), "the demo page")
+    tracked = authsignal("/users/as-user-1/actions/createPasskey", {"scope": "add:authenticators"})
+    assert tracked["state"] in ("CHALLENGE_REQUIRED", "ALLOW") and tracked["token"], tracked
+    refusals = in_page(browser, """
+        const authsignal = new Authsignal({ tenantId: "default" });
+        return [await authsignal.passkey.signUp({}), await authsignal.passkey.signUp({ token: "not-a-token" })];""")
+    assert refusals[0] == {"error": "token_not_set", "errorCode": "token_not_set", "errorDescription": refusals[0]["errorDescription"]}, refusals
+    assert refusals[1]["errorCode"] == "unauthorized" and refusals[1]["error"] == "unauthorized" and refusals[1]["errorDescription"], refusals
+    assert browser.credentials() == [], "a refused token runs no ceremony"
+    result = in_page(browser, """
+        const authsignal = new Authsignal({ tenantId: "default" });
+        return authsignal.passkey.signUp({ token: args[0], username: "jane@example.org", displayName: "Jane" });""", tracked["token"])
+    data = result.get("data") or {}
+    assert "error" not in result and data.get("token") and data.get("registrationResponse", {}).get("id"), result
+    assert data["userAuthenticator"]["verificationMethod"] == "PASSKEY", data["userAuthenticator"]
+    assert len(browser.credentials()) == 1 and browser.credentials()[0]["isResidentCredential"]
+    validated = authsignal("/validate", {"token": data["token"], "action": "createPasskey"})
+    assert validated["isValid"] is True and validated["userId"] == "as-user-1" and validated["state"] == "CHALLENGE_SUCCEEDED", validated
+    browser.screenshot(f"setup-{TAG}-8-authsignal")
+
+
+@check("Authsignal sign-in with an action (usernameless) and a step-up with a track token, each validated by the server")
+def authsignal_sign_in(browser):
+    result = in_page(browser, """
+        const authsignal = new Authsignal({ tenantId: "default" });
+        return authsignal.passkey.signIn({ action: "signInWithPasskey" });""")
+    data = result.get("data") or {}
+    assert data.get("isVerified") is True and data.get("userId") == "as-user-1", result
+    assert data.get("username") == "jane@example.org" and data.get("displayName") == "Jane" and data.get("userAuthenticatorId"), data
+    validated = authsignal("/validate", {"token": data["token"], "action": "signInWithPasskey"})
+    assert validated["isValid"] is True and validated["userId"] == "as-user-1" and validated["action"] == "signInWithPasskey", validated
+    tracked = authsignal("/users/as-user-1/actions/withdrawFunds", {})
+    step_up = in_page(browser, """
+        const authsignal = new Authsignal({ tenantId: "default" });
+        return authsignal.passkey.signIn({ token: args[0] });""", tracked["token"])
+    assert (step_up.get("data") or {}).get("isVerified") is True, step_up
+    validated = authsignal("/validate", {"token": step_up["data"]["token"], "action": "withdrawFunds"})
+    assert validated["isValid"] is True and validated["userId"] == "as-user-1", validated
 
 
 @check("no Content Security Policy violation and no uncaught error in the console along the way")
