@@ -1,7 +1,10 @@
 import Foundation
 import SesameClient
 import SesameCore
+import SesameHTTP
+import SesameServer
 import SesameStore
+import SesameTestSupport
 import Testing
 import WebAuthn
 
@@ -280,5 +283,63 @@ import WebAuthn
         let wrongType = try await harness.send("POST", "/app/api/id", body: Data("challenge_id=x".utf8), headers: page.headers,
                                                contentType: "text/plain")
         #expect(wrongType.status == 415 && wrongType.error?["statusCode"] as? Int == 415, "\(wrongType)")
+    }
+
+    @Test("the same credential registered twice: 409 passkey_exists, and the second person is not written", arguments: Backend.allCases)
+    func passkeyExists(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let page = Page(harness)
+        var fixture = CeremonyFixture()
+        (fixture.rpID, fixture.origin) = (InlineHarness.rpID, InlineHarness.appURL)
+        func create() async throws -> HTTPReply {
+            let started = try #require(try await page.post("id/options").data)
+            let options = try #require(started["options"] as? [String: Any])
+            fixture.challenge = try Base64URL.decode(try #require(options["challenge"] as? String))
+            let response = try JSONSerialization.jsonObject(with: Data(CeremonyFixture.json(fixture.registration())))
+            return try await page.post("id", ["challenge_id": try #require(started["challenge_id"] as? String), "response": response])
+        }
+        #expect(try await create().status == 200)
+        let again = try await create()
+        Self.expectError(again, 409, "passkey_exists")
+        #expect(again.header("Set-Cookie") == nil)
+        #expect(try harness.sesame.users.list(projectID: harness.projectID).count == 1)
+    }
+
+    @Test("an eleventh passkey: 400 limit_reached; an eleventh new ID from one address in an hour: 429 too_many_requests")
+    func limits() async throws {
+        let harness = try InlineHarness(.sqlite)
+        var page = Page(harness)
+        let created = try await page.register("id/options", "id", authenticator: SoftwareAuthenticator())
+        page.cookie = Page.cookie(of: created)
+        for _ in 1..<PasskeyService.maximumPerUser {
+            #expect(try await page.register("passkeys/options", "passkeys", authenticator: SoftwareAuthenticator()).status == 200)
+        }
+        Self.expectError(try await page.post("passkeys/options"), 400, "limit_reached")
+        let account = try await page.account()
+        #expect((account.data?["passkeys"] as? [Any])?.count == PasskeyService.maximumPerUser, "\(account)")
+
+        // One new ID so far from 127.0.0.1: nine more starts pass, the eleventh is refused.
+        for _ in 1..<PasskeyService.attemptsPerHour { #expect(try await page.post("id/options").status == 200) }
+        let refused = try await page.post("id/options")
+        Self.expectError(refused, 429, "too_many_requests")
+        #expect(refused.header("Retry-After") == nil || Int(refused.header("Retry-After") ?? "") != nil)
+    }
+
+    @Test("a server without the ID project: the setup calls are 404 not_configured; the page still loads")
+    func notConfigured() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-setup-\(UUID().uuidString)")
+        let application = SesameApplication(sesame: Sesame(store: try Store.open("sqlite:\(folder.path)/db"),
+                                                           masterKeys: MasterKeyring(current: .generate())), log: nil)
+        let origin = InlineConfiguration().appOrigin
+        for path in ["/app/api/id/options", "/app/api/sign-in/options"] {
+            let response = application.respond(to: HTTPRequest(method: .POST, path: path, headers: HTTPHeaders([("Origin", origin)]),
+                                                               remoteAddress: "127.0.0.1"))
+            let error = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["error"] as? [String: Any]
+            #expect(response.status == 404 && error?["code"] as? String == "not_configured", "\(path)")
+        }
+        let account = application.respond(to: HTTPRequest(method: .GET, path: "/app/api/account", headers: HTTPHeaders([("Cookie", "sesame_app_session=x")]),
+                                                          remoteAddress: "127.0.0.1"))
+        #expect(account.status == 404)
+        #expect(application.respond(to: HTTPRequest(method: .GET, path: "/app/account/passkey", remoteAddress: "127.0.0.1")).status == 200)
     }
 }

@@ -5,23 +5,29 @@ import WebAuthn
 
 /// A ceremony the setup page started: what finishing names, and the options for the authenticator.
 public struct SetupCeremonyStart<Options: Sendable & Hashable>: Sendable, Hashable {
+    /// What the finish names (`challenge_id`).
     public let challengeID: String
+    /// The WebAuthn options for `navigator.credentials.create` or `.get`.
     public let options: Options
 }
 
 /// A session on the hosted pages that a passkey ceremony of the setup page opened; the secret is shown once.
 public struct SetupSignIn: Sendable, Hashable {
+    /// The new session (provider `passkey`, ``SetupService/sessionLifetime``).
     public let session: Session
     /// The session secret, for the page's HttpOnly cookie; stored only as a hash.
     public let secret: String
+    /// The signed-in person.
     public let person: User
 }
 
 /// What the setup page shows the signed-in person: their ID's name and their passkeys.
 public struct SetupAccount: Sendable, Hashable {
+    /// The signed-in person.
     public let person: User
     /// The ID's name (`<Brand> ID •1a2b`), what the passkey sheets show.
     public let idName: String
+    /// The person's verified passkeys, oldest first.
     public let passkeys: [Passkey]
 }
 
