@@ -158,6 +158,8 @@ enum SetupRoutes {
 
     static func map(_ error: SesameError) -> HTTPError {
         switch error.code {
+        // A value the store cannot hold (a NUL in an ID, say): bad input.
+        case .invalidArgument: HTTPError.badRequest(code: "invalid_request", message: "The request is invalid.")
         case .expired, .notFound:
             HTTPError.badRequest(code: "challenge_expired", message: "That took too long or was used already: try again.")
         case .verificationFailed, .blocked:

@@ -274,9 +274,11 @@ import WebAuthn
                          400, "challenge_expired")
 
         // Malformed bodies, and a body that is not JSON.
-        for bad in [[:], ["challenge_id": 7, "response": [:]], ["challenge_id": "x"], ["response": [:]]] as [[String: Any]] {
+        for bad in [[:], ["challenge_id": 7, "response": [:]], ["challenge_id": "x"], ["response": [:]],
+                    ["challenge_id": "\u{0}a", "response": lateAnswer]] as [[String: Any]] {
             Self.expectError(try await page.post("sign-in", bad), 400, "invalid_request")
             Self.expectError(try await page.post("id", bad), 400, "invalid_request")
+            Self.expectError(try await page.post("passkeys", bad), 400, "invalid_request")
         }
         let notJSON = try await harness.send("POST", "/app/api/sign-in", body: Data("[1,".utf8), headers: page.headers)
         Self.expectError(notJSON, 400, "invalid_request")
