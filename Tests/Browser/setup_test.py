@@ -256,6 +256,26 @@ def wrong_identity(browser):
     assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is True, answer
 
 
+@check("Create your ID on the hand-off page: a new visitor makes the person and the passkey there, and it confirms the unlinked request")
+def handoff_create(browser):
+    # A new visitor: a device without any passkey.
+    browser.cdp("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": browser.authenticator})
+    browser.authenticator = browser.cdp("WebAuthn.addVirtualAuthenticator", {"options": AUTHENTICATOR})["authenticatorId"]
+    linked_request = new_request(scope="checkout", partner_user_ref="acct_setup")
+    handoff(browser, linked_request)
+    assert not browser.element("#create").is_displayed(), "a linked request is its person's to confirm"
+    request_id = new_request(scope="login")
+    handoff(browser, request_id)
+    assert browser.element("#create").is_displayed()
+    browser.element("#create").click()
+    browser.wait(lambda b: handoff_state(b) == "verified", "the confirmation with the new ID")
+    credentials = browser.credentials()
+    assert len(credentials) == 1 and credentials[0]["isResidentCredential"], credentials
+    answer = status(request_id)
+    assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is False, answer
+    browser.screenshot(f"setup-{TAG}-9-handoff-create")
+
+
 @check("upgradeToPasskey after a password sign-in: a conditional create where Chromium completes one, else false in time and the prompted fallback")
 def upgrade(browser):
     browser.open(URL)
