@@ -12,7 +12,7 @@ FACE_FUZZ_SEED    ?= $(shell printf '%d' 0x$$(git rev-parse --short=12 HEAD 2>/d
 # The test build is strict: any warning or undeclared module import fails it.
 STRICT       := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
-.PHONY: deps build run test bench fuzz face-fuzz clean
+.PHONY: deps build run test bench fuzz face-fuzz clean install install-files
 
 deps:
 	@scripts/ensure-deps.sh $(DEB_PACKAGES)
@@ -26,6 +26,22 @@ PORT   ?= 8080
 LISTEN ?= $(or $(SESAME_LISTEN),127.0.0.1:$(PORT))
 run: build
 	.build/debug/sesame serve --db sqlite:./.sesame/sesame.db --listen $(LISTEN)
+
+## install: the release build of `sesame` into $(DESTDIR)$(PREFIX)/bin (PREFIX /usr/local by default), with its web
+## files beside it (Sesame_SesameServer.resources: the binary finds them next to itself): make install PREFIX=~/.local
+PREFIX ?= /usr/local
+install: deps
+	$(SWIFT) build -c release --product sesame
+	@$(MAKE) --no-print-directory install-files BUILD=.build/release
+
+# install-files: copies the binary and resources of an existing build (BUILD) without building.
+BUILD ?= .build/release
+install-files:
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$(BUILD)/sesame" "$(DESTDIR)$(PREFIX)/bin/sesame"
+	rm -rf "$(DESTDIR)$(PREFIX)/bin/Sesame_SesameServer.resources"
+	cp -R "$(BUILD)/Sesame_SesameServer.resources" "$(DESTDIR)$(PREFIX)/bin/Sesame_SesameServer.resources"
+	chmod -R u=rwX,go=rX "$(DESTDIR)$(PREFIX)/bin/Sesame_SesameServer.resources"
 
 ## test: every test, unit and command-line.
 test: deps

@@ -44,7 +44,8 @@ final class World {
         let inline = InlineConfiguration(appURL: Self.origin, apiURL: "https://api.fuzz.example", allowLocalWebhooks: false)
         let sesame = Sesame(store: try Store.open("sqlite:\(folder.path)/db"), inline: inline, masterKeys: MasterKeyring(current: .generate()))
         application = SesameApplication(sesame: sesame, log: nil)
-        projectID = try sesame.projects.create(name: "Fuzz", relyingPartyID: Self.rpID, relyingPartyName: "Fuzz").id
+        // `default`: also the ID project of the hosted setup page (InlineConfiguration.idProjectID).
+        projectID = try sesame.projects.create(id: "default", name: "Fuzz", relyingPartyID: Self.rpID, relyingPartyName: "Fuzz").id
         platformID = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: Self.rpID)).id
         apiKey = try sesame.apiKeys.create(projectID: projectID, name: "fuzz", scopes: APIKey.Scope.all).secret
 

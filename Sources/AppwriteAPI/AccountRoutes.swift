@@ -143,43 +143,28 @@ enum AccountRoutes {
                    userAgent: request.headers["X-Forwarded-User-Agent"] ?? request.headers["User-Agent"] ?? "")
     }
 
-    /// The cookies and `X-Fallback-Cookies` header of a new session (spec §1.3).
-    ///
-    /// Behind HTTPS (``isSecure(_:)``) the main cookie is `Secure; SameSite=None`, as Appwrite sends it, so pages on
-    /// other sites of the project's web platforms can use it. On plain http a browser drops a `SameSite=None` cookie
-    /// (it needs `Secure`, which http cannot carry), so there the main cookie is `SameSite=Lax`: local development on
-    /// `http://localhost:PORT` is one site whatever the port. The legacy cookie never names `SameSite`.
+    /// The cookies and `X-Fallback-Cookies` header of a new session (spec §1.3): the main cookie follows
+    /// ``SessionCookie`` (`Secure; SameSite=None` behind HTTPS, `SameSite=Lax` on plain http); the legacy cookie never
+    /// names `SameSite`.
     static func setSessionCookies(_ response: inout HTTPResponse, _ request: HTTPRequest, projectID: String, secret: String,
                                   session: Session) {
         let name = Caller.cookieName(projectID)
         let maxAge = max(0, Int(session.expiresAt.timeIntervalSince(session.createdAt)))  // trap-safe: server-side dates, at most a year apart
-        let attributes = "Max-Age=\(maxAge); Path=/; HttpOnly"
-        if isSecure(request) {
-            response.headers.add("Set-Cookie", "\(name)=\(secret); \(attributes); Secure; SameSite=None")
-            response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); \(attributes); Secure")
-        } else {
-            response.headers.add("Set-Cookie", "\(name)=\(secret); \(attributes); SameSite=Lax")
-            response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); \(attributes)")
-        }
+        response.headers.add("Set-Cookie", SessionCookie.header(name: name, value: secret, maxAge: maxAge, for: request))
+        response.headers.add("Set-Cookie", "\(name)_legacy=\(secret); Max-Age=\(maxAge); Path=/; HttpOnly" + (isSecure(request) ? "; Secure" : ""))
         response.headers.set("X-Fallback-Cookies", "{\"\(name)\":\"\(secret)\"}")
         response.headers.set("Access-Control-Expose-Headers", "X-Fallback-Cookies")
     }
 
-    /// Whether the client reached Sesame over HTTPS: Sesame speaks plain http, so only a reverse proxy's
-    /// `X-Forwarded-Proto: https` (its first value, when proxies chained it) says so.
-    static func isSecure(_ request: HTTPRequest) -> Bool {
-        guard let forwarded = request.headers["X-Forwarded-Proto"] else { return false }
-        let first = forwarded.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return first.trimmingCharacters(in: .whitespaces).lowercased() == "https"
-    }
+    /// Whether the client reached Sesame over HTTPS (``SessionCookie/isSecure(_:)``).
+    static func isSecure(_ request: HTTPRequest) -> Bool { SessionCookie.isSecure(request) }
 
     /// Clears the session cookies after the current session ends, with the attributes they were set with (a
     /// cross-site answer may only touch a `SameSite=None` cookie with another one).
     static func clearSessionCookies(_ response: inout HTTPResponse, _ request: HTTPRequest, projectID: String) {
         let name = Caller.cookieName(projectID)
-        let secure = isSecure(request)
-        response.headers.add("Set-Cookie", "\(name)=; Max-Age=0; Path=/; HttpOnly" + (secure ? "; Secure; SameSite=None" : "; SameSite=Lax"))
-        response.headers.add("Set-Cookie", "\(name)_legacy=; Max-Age=0; Path=/; HttpOnly" + (secure ? "; Secure" : ""))
+        response.headers.add("Set-Cookie", SessionCookie.header(name: name, value: "", maxAge: 0, for: request))
+        response.headers.add("Set-Cookie", "\(name)_legacy=; Max-Age=0; Path=/; HttpOnly" + (isSecure(request) ? "; Secure" : ""))
         response.headers.set("X-Fallback-Cookies", "[]")
         response.headers.set("Access-Control-Expose-Headers", "X-Fallback-Cookies")
     }

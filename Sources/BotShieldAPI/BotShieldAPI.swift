@@ -16,9 +16,11 @@ public enum BotShieldAPI {
         router.mount("/operations/request", errorRenderer: PublicErrorRenderer())
         router.mount("/operations/handoff", errorRenderer: PublicErrorRenderer())
         router.mount("/operations/widget", errorRenderer: PublicErrorRenderer())
+        router.mount("/app/api", errorRenderer: PartnerErrorRenderer())
         PartnerRoutes.add(to: &router, sesame: sesame)
         PublicRoutes.add(to: &router, sesame: sesame)
         WidgetRoutes.add(to: &router, sesame: sesame)
+        SetupRoutes.add(to: &router, sesame: sesame)
         router.add(.GET, "/.well-known/jwks.json") { _ in
             let jwks = try PartnerRoutes.call { () throws(SesameError) in try sesame.signingKeys.jwks() }
             return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],

@@ -119,7 +119,14 @@ public struct PasskeyService: Sendable {
     ///   `conflict` (the ID is taken).
     public func beginRegistration(project: Project, user: User, session: Session, passkeyID: String?, name: String?,
                                   requestOrigin: String?) throws(SesameError) -> RegistrationStart {
-        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        try beginRegistration(project: project, user: user, session: session, passkeyID: passkeyID, name: name,
+                              policy: try relyingParty(project, requestOrigin: requestOrigin))
+    }
+
+    /// ``beginRegistration(project:user:session:passkeyID:name:requestOrigin:)`` under a given relying party policy
+    /// (the hosted setup page's).
+    func beginRegistration(project: Project, user: User, session: Session, passkeyID: String?, name: String?,
+                           policy: RelyingPartyPolicy) throws(SesameError) -> RegistrationStart {
         let now = clock.now()
         guard session.isRecentlyAuthenticated(at: now) else {
             throw SesameError(.reauthenticationRequired, "the session signed in more than 10 minutes ago")
@@ -160,7 +167,14 @@ public struct PasskeyService: Sendable {
     ///   relying party changed), `verification_failed`, `conflict` (the credential is registered), `unsupported`.
     public func finishRegistration(project: Project, user: User, session: Session, passkeyID: String, credentialJSON: [UInt8],
                                    requestOrigin: String?) throws(SesameError) -> Passkey {
-        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        try finishRegistration(project: project, user: user, session: session, passkeyID: passkeyID, credentialJSON: credentialJSON,
+                               policy: try relyingParty(project, requestOrigin: requestOrigin))
+    }
+
+    /// ``finishRegistration(project:user:session:passkeyID:credentialJSON:requestOrigin:)`` under a given relying
+    /// party policy (the hosted setup page's).
+    func finishRegistration(project: Project, user: User, session: Session, passkeyID: String, credentialJSON: [UInt8],
+                            policy: RelyingPartyPolicy) throws(SesameError) -> Passkey {
         let now = clock.now()
         let engine = CeremonyEngine(store: store, clock: clock)
         let consumed = try engine.consume(passkeyID, binding: .accountSession(userID: user.id, sessionID: session.id), project: project)
@@ -216,7 +230,11 @@ public struct PasskeyService: Sendable {
     /// - Parameter clientIP: the caller's address for the 10-per-hour limit; `nil` exempts the call (API keys).
     /// - Throws: `unsupported`, `rate_limited`.
     public func beginSignIn(project: Project, requestOrigin: String?, clientIP: String?) throws(SesameError) -> SignInStart {
-        let policy = try relyingParty(project, requestOrigin: requestOrigin)
+        try beginSignIn(project: project, policy: try relyingParty(project, requestOrigin: requestOrigin), clientIP: clientIP)
+    }
+
+    /// ``beginSignIn(project:requestOrigin:clientIP:)`` under a given relying party policy (the hosted setup page's).
+    func beginSignIn(project: Project, policy: RelyingPartyPolicy, clientIP: String?) throws(SesameError) -> SignInStart {
         let decision = try limitSignIn("start", clientIP)
         let record = try CeremonyEngine(store: store, clock: clock).start(.signIn, id: Identifiers.unique(), project: project, rpID: policy.id,
                                                                            clientIP: clientIP)
@@ -250,7 +268,8 @@ public struct PasskeyService: Sendable {
         return SignInToken(id: token.id, userID: token.userID, secret: secret, createdAt: now, expiresAt: token.expiresAt, rateLimit: decision)
     }
 
-    private func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) -> RateLimitDecision? {
+    /// Counts a sign-in `step` (`start`, `finish`) against the 10 per IP per hour; `nil` when exempt.
+    func limitSignIn(_ step: String, _ clientIP: String?) throws(SesameError) -> RateLimitDecision? {
         guard perIPLimits, let clientIP else { return nil }
         let decision = try RateLimiter(store: store, clock: clock).hit("passkey-signin-\(step):\(clientIP)", limit: Self.attemptsPerHour, window: 3600)
         guard decision.allowed else { throw SesameError(.rateLimited, "10 passkey sign-ins per IP per hour", rateLimit: decision) }

@@ -54,6 +54,14 @@ public enum RelyingParties {
         RelyingPartyPolicy(id: project.relyingPartyID, origins: [appOrigin], requiresUserVerification: false, allowedAlgorithms: algorithms)
     }
 
+    /// The policy of the hosted setup page's ceremonies (BotShield §2.8): the hand-off page's relying party and origin,
+    /// with user verification required by the core (registrations and sign-ins alike).
+    public static func setupPolicy(for project: ProjectConfiguration, appOrigin: String) -> RelyingPartyPolicy {
+        var policy = handOffPolicy(for: project, appOrigin: appOrigin)
+        policy.requiresUserVerification = true
+        return policy
+    }
+
     /// Whether `origin` is `http://localhost` with an optional port.
     public static func isLocalhost(_ origin: String) -> Bool {
         guard origin.hasPrefix("http://localhost") else { return false }

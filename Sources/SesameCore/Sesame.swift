@@ -34,6 +34,8 @@ public struct Sesame: Sendable {
     public var handOff: HandOffService { HandOffService(sesame: self) }
     /// The web widget's public calls (site keys, create-verification, status).
     public var widget: WidgetService { WidgetService(sesame: self) }
+    /// The hosted setup page's sign-in, "Create your ID" and added passkeys.
+    public var setup: SetupService { SetupService(sesame: self) }
     public var signingKeys: SigningKeyService { SigningKeyService(store: store, clock: clock, secrets: secrets) }
     public var webhooks: WebhookOutbox { WebhookOutbox(store: store, clock: clock, configuration: inline, secrets: secrets) }
     /// What signs verification tokens: the stored signing keys unless a test replaced it.

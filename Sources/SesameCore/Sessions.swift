@@ -96,7 +96,7 @@ public struct SessionService: Sendable {
     }
 
     /// A new session's record and its secret (stored only as a hash).
-    private func newSession(projectID: String, userID: String, provider: String, factors: [String], lifetime: TimeInterval? = nil,
+    func newSession(projectID: String, userID: String, provider: String, factors: [String], lifetime: TimeInterval? = nil,
                             mfaUpdatedAt: Date? = nil, client: ClientInfo) -> (SessionRecord, String) {
         let now = clock.now()
         let secret = Identifiers.secret(prefix: Self.secretPrefix)

@@ -14,11 +14,13 @@ enum ServeCommand {
                             [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
                             [--webhooks on|off] [--max-connections N] [--max-connections-per-ip N]
                             [--header-timeout SECONDS] [--master-key-file PATH] [--durability full|process]
-                            [--dev-no-ip-limits]
+                            [--dev-no-ip-limits] [--id-project ID]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
           SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
           SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS, SESAME_MAX_CONNECTIONS,
-          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT, SESAME_DURABILITY, SESAME_DEV_NO_IP_LIMITS=1. Flags win.
+          SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT, SESAME_DURABILITY, SESAME_DEV_NO_IP_LIMITS=1,
+          SESAME_ID_PROJECT. Flags win. --id-project (default: default, the bootstrap project) is the project whose
+          people the hosted setup page (setup_url) signs in and creates.
           --dev-no-ip-limits switches the per-IP rate limits off (passkey sign-ins, token exchanges, the public inline
           endpoints), so one developer on loopback is never locked out: for development only, never in production.
           --durability full (the default) acknowledges a write once it is on stable storage: it survives SIGKILL,
@@ -78,11 +80,12 @@ enum ServeCommand {
                 try positive(text, "--inline-ip-limit")
             } ?? 60
             // The correlation key comes from the environment only (a flag would show in `ps`); random per process by default.
+            let idProject = try setting("--id-project", "SESAME_ID_PROJECT") ?? "default"
             let logKey = environment["SESAME_LOG_KEY"].map { Digest.sha256(Array($0.utf8)) } ?? SecureRandom.bytes(count: 32)
             let inline: InlineConfiguration
             do {
                 inline = try InlineConfiguration(appURL: appURL, apiURL: publicURL, allowLocalWebhooks: allowLocal,
-                                                 publicCallsPerMinutePerIP: ipLimit, logKey: logKey).validated()
+                                                 publicCallsPerMinutePerIP: ipLimit, logKey: logKey, idProjectID: idProject).validated()
             } catch {
                 throw Arguments.UsageError(message: error.detail)
             }

@@ -53,7 +53,8 @@ final class InlineHarness: @unchecked Sendable {
         let sesame = Sesame(store: try store ?? Store.open(try backend.makeURL()), clock: clock, inline: inline,
                             masterKeys: masterKeys ?? MasterKeyring(current: .generate()), tokenSigner: tokenSigner)
         application = SesameApplication(sesame: sesame, log: nil)
-        projectID = try sesame.projects.create(name: "ID", relyingPartyID: Self.rpID, relyingPartyName: "Sesame ID").id
+        // The ID project of the hosted setup page (InlineConfiguration.idProjectID) is `default`.
+        projectID = try sesame.projects.create(id: "default", name: "ID", relyingPartyID: Self.rpID, relyingPartyName: "Sesame ID").id
         // Passkeys are made on the project's own pages (the setup page comes with the web issue); tests register them
         // through the domain from this origin.
         _ = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: "app.\(Self.rpID)"))
@@ -67,6 +68,16 @@ final class InlineHarness: @unchecked Sendable {
     }
 
     deinit { server.shutdown() }
+
+    /// Cookies are the tests' to send (the setup page's), never a shared store's: every harness is on 127.0.0.1, and
+    /// cookies do not tell ports apart.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return URLSession(configuration: configuration)
+    }()
 
     var sesame: Sesame { application.sesame }
     var base: String { "http://127.0.0.1:\(server.boundPort)" }
@@ -177,7 +188,7 @@ final class InlineHarness: @unchecked Sendable {
         if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await Self.session.data(for: request)
         return HTTPReply(response: try #require(response as? HTTPURLResponse), body: data)
     }
 }

@@ -42,7 +42,7 @@ import WebAuthn
             var sessionID: String?, requestID: String?
             switch binding {
             case .accountSession(_, let session): sessionID = session
-            case .signIn: break
+            case .signIn, .idCreation: break
             case .verificationRequest(let request), .handOff(let request), .actionRegistration(let request), .action(let request):
                 requestID = request
             }
@@ -269,6 +269,18 @@ import WebAuthn
         #expect(refused.code == .expired)
         #expect(try world.engine.consume(actionRegistration.id, binding: .actionRegistration(actionID: "act_1"), project: world.project).id
                 == actionRegistration.id)
+
+        // An ID creation (the setup page's new person) never finishes an authentication either; its own binding takes
+        // it back once, with the reserved person ID.
+        let creation = try world.challenge(.idCreation, userID: "carol")
+        let refusedCreation = try #require(throws: SesameError.self) {
+            try world.engine.finishAuthentication(assertion, challengeID: creation.id, binding: .idCreation, project: world.project,
+                                                  policy: world.policy, identification: .usernameless,
+                                                  userVerification: .required) { _, _ throws(StoreError) in () }
+        }
+        #expect(refusedCreation.code == .expired)
+        #expect(try world.engine.consume(creation.id, binding: .idCreation, project: world.project).userID == "carol")
+        #expect(throws: SesameError.code(.expired)) { try world.engine.consume(creation.id, binding: .idCreation, project: world.project) }
     }
 
     @Test("start stores a 5-minute challenge bound as asked, which only its own binding takes back; registrations keep the limit",
@@ -277,7 +289,7 @@ import WebAuthn
         let world = try World(backend)
         let engine = world.engine, now = world.sesame.clock.now()
         for binding: ChallengeBinding in [.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1"),
-                                          .actionRegistration(actionID: "act_1"), .action(actionID: "act_1")] {
+                                          .actionRegistration(actionID: "act_1"), .action(actionID: "act_1"), .idCreation] {
             let started = try engine.start(binding, id: Identifiers.uuid(), project: world.project, rpID: "example.org", userID: "alice",
                                            linkID: "lnk_1", clientIP: "192.0.2.1")
             #expect(started.challenge.count == 32 && started.purpose == binding.purpose && started.rpID == "example.org")

@@ -18,7 +18,8 @@ import Testing
         let key = try #require(try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "test"] + db)["secret"] as? String)
 
         var environment = ["SESAME_URL": "http://localhost:\(server.port)/", "SESAME_CLI": sesameExecutable.path, "SESAME_DB": database,
-                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key]
+                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key,
+                           "SESAME_SCREENSHOTS": BrowserTools.screenshots.appendingPathComponent("widget-\(backend.rawValue)").path]
         if backend == .postgres { environment["SESAME_MASTER_KEY_FILE"] = TestMasterKey.sharedFile }
         let run = try BrowserTools.run("widget_test.py", environment: environment)
         #expect(run.status == 0, "widget on \(backend.rawValue):\n\(run.standardOutput)\(run.standardError)\nserver:\n\(server.stderr.suffix(3000))")

@@ -146,13 +146,20 @@ import Testing
         }
     }
 
-    @Test("setup_url's page (/app/account/passkey) is the demo page with the same headers, for now")
-    func setupPage() {
+    @Test("setup_url's page (/app/account/passkey) has the pages' headers, links its own script by version, and no inline script")
+    func setupPage() throws {
         let setup = get("/app/account/passkey"), demo = get("/")
-        #expect(setup.status == 200 && setup.body == demo.body)
+        #expect(setup.status == 200 && setup.body != demo.body)
         for name in ["Content-Type", "Cache-Control", "Content-Security-Policy", "Referrer-Policy", "X-Frame-Options"] {
             #expect(setup.headers[name] != nil && setup.headers[name] == demo.headers[name], "\(name)")
         }
+        let page = Self.text(setup)
+        #expect(!page.contains("<script>") && !page.contains(" style=") && !page.contains("onclick"))
+        let script = try #require(Self.links(page).first { $0.hasPrefix("/app/account/setup.js?v=") })
+        let path = String(script.prefix { $0 != "?" }), version = String(script.split(separator: "=").last ?? "")
+        let served = get(path, query: ["v": version])
+        #expect(served.status == 200 && served.headers["Cache-Control"] == "public, max-age=31536000, immutable")
+        #expect(Self.text(served).contains("/sdk/sesame.js?v="), "the script imports the SDK by its version")
     }
 
     @Test("HEAD has no body; other methods are 405; unknown files are 404 in the platform error shape")

@@ -58,10 +58,10 @@ public struct CeremonyEngine: Sendable {
     ///   - id: the challenge's ID (what finishing names).
     ///   - rpID: the relying party the ceremony runs under; finishing under another is refused.
     ///   - userID: whom it is for, when known; `linkID`: the partner link it was issued under; `clientIP`: a
-    ///     sign-in's caller.
+    ///     sign-in's caller; `name`: what the ceremony carries to its finish (an ID creation's new user handle).
     public func start(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, userID: String? = nil, linkID: String? = nil,
-                      clientIP: String? = nil) throws(SesameError) -> ChallengeRecord {
-        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, linkID: linkID, clientIP: clientIP)
+                      clientIP: String? = nil, name: String? = nil) throws(SesameError) -> ChallengeRecord {
+        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, linkID: linkID, name: name, clientIP: clientIP)
         try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
         return record
     }
@@ -85,6 +85,7 @@ public struct CeremonyEngine: Sendable {
         switch binding {
         case .accountSession(_, let session): sessionID = session
         case .signIn: requestID = clientIP
+        case .idCreation: break
         case .verificationRequest(let request), .handOff(let request): requestID = request
         case .actionRegistration(let action), .action(let action): requestID = action
         }
@@ -170,7 +171,7 @@ public struct CeremonyEngine: Sendable {
     {
         // An account session or an action registration binds registrations, which no authentication may take.
         switch binding {
-        case .accountSession, .actionRegistration: throw Self.challengeExpired
+        case .accountSession, .actionRegistration, .idCreation: throw Self.challengeExpired
         case .signIn, .verificationRequest, .handOff, .action: break
         }
         let assertion: AuthenticatedPasskey
@@ -301,12 +302,17 @@ public enum ChallengeBinding: Sendable, Hashable {
     case actionRegistration(actionID: String)
     /// A passkey sign-in for a tracked action (a named or tracked Authsignal action).
     case action(actionID: String)
+    /// A new person and their first passkey, in one registration on the hosted setup page ("Create your ID"): the
+    /// record carries the person's reserved user ID and, as its `name`, their new user handle (base64url); the person
+    /// exists only once the registration verified.
+    case idCreation
 
     static let signInPurpose = "passkey-signin"
     static let inlinePurpose = "inline-verification"
     static let handOffPurpose = "handoff"
     static let actionRegistrationPurpose = "action-registration"
     static let actionPurpose = "action-authentication"
+    static let idCreationPurpose = "id-creation"
 
     /// The purpose the challenge record carries.
     var purpose: String {
@@ -317,6 +323,7 @@ public enum ChallengeBinding: Sendable, Hashable {
         case .handOff: Self.handOffPurpose
         case .actionRegistration: Self.actionRegistrationPurpose
         case .action: Self.actionPurpose
+        case .idCreation: Self.idCreationPurpose
         }
     }
 }
@@ -356,7 +363,7 @@ extension CeremonyEngine {
         let consumed: ChallengeRecord?
         switch binding {
         case .accountSession: return nil  // a registration is taken back by consume, never here
-        case .signIn:
+        case .signIn, .idCreation:
             consumed = try repositories.challenges.consume(id: id, now: now)
             guard consumed?.purpose == binding.purpose else { return nil }
         case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
@@ -374,7 +381,7 @@ extension CeremonyEngine {
         switch binding {
         case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
             guard pending.requestID == requestID else { throw Self.challengeExpired }
-        case .signIn, .accountSession: break
+        case .signIn, .accountSession, .idCreation: break
         }
         return pending
     }

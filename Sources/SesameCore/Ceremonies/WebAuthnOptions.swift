@@ -134,14 +134,15 @@ public struct RequestOptionsJSON: JSONWritable, Sendable, Hashable {
 extension ChallengeBinding {
     /// What a binding is, without the IDs it carries: what options and policies depend on.
     public enum Kind: Sendable, Hashable {
-        case accountSession, signIn, verificationRequest, handOff, actionRegistration, action
+        case accountSession, signIn, verificationRequest, handOff, actionRegistration, action, idCreation
 
         /// WebAuthn's `timeout`, in milliseconds: the challenge's 5 minutes for account ceremonies; 60 seconds for
-        /// the inline passkey and the hand-off page (BotShield §1.4), whose challenges outlive the prompt.
+        /// the inline passkey, the hand-off page (BotShield §1.4) and the setup page's registrations (§2.8), whose
+        /// challenges outlive the prompt.
         public var timeoutMilliseconds: Int {
             switch self {
             case .accountSession, .signIn, .actionRegistration, .action: 300_000
-            case .verificationRequest, .handOff: 60_000
+            case .verificationRequest, .handOff, .idCreation: 60_000
             }
         }
 
@@ -149,7 +150,7 @@ extension ChallengeBinding {
         /// after identity for inline and hand-off ones (BotShield §1.5 step 8).
         public var userVerification: UserVerificationPolicy {
             switch self {
-            case .accountSession, .signIn, .actionRegistration, .action: .required
+            case .accountSession, .signIn, .actionRegistration, .action, .idCreation: .required
             case .verificationRequest, .handOff: .afterIdentity
             }
         }
@@ -164,6 +165,7 @@ extension ChallengeBinding {
         case .handOff: .handOff
         case .actionRegistration: .actionRegistration
         case .action: .action
+        case .idCreation: .idCreation
         }
     }
 }

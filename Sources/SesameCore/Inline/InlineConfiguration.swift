@@ -15,6 +15,9 @@ public struct InlineConfiguration: Sendable, Hashable {
     public var publicCallsPerMinutePerIP: Int
     /// Widget create-verification calls per site key per minute (600), on top of the per-IP limit.
     public var widgetCallsPerMinutePerSiteKey: Int
+    /// The project whose people the hosted setup page (`setup_url`) signs in and creates: `default`, the bootstrap
+    /// project, unless the operator names another (`--id-project`).
+    public var idProjectID: String
     /// The key of the request log's correlation tags; random per process unless the operator sets one, so that the
     /// nodes of a deployment tag a request alike.
     public var logKey: [UInt8]
@@ -22,7 +25,7 @@ public struct InlineConfiguration: Sendable, Hashable {
     /// Creates settings; URLs lose any trailing slash.
     public init(appURL: String = "http://localhost:8080", apiURL: String = "http://localhost:8080", allowLocalWebhooks: Bool = false,
                 brandName: String = "Sesame", publicCallsPerMinutePerIP: Int = 60, widgetCallsPerMinutePerSiteKey: Int = 600,
-                logKey: [UInt8] = SecureRandom.bytes(count: 32)) {
+                logKey: [UInt8] = SecureRandom.bytes(count: 32), idProjectID: String = "default") {
         self.appURL = Self.trimmed(appURL)
         self.apiURL = Self.trimmed(apiURL)
         self.allowLocalWebhooks = allowLocalWebhooks
@@ -30,6 +33,7 @@ public struct InlineConfiguration: Sendable, Hashable {
         self.publicCallsPerMinutePerIP = publicCallsPerMinutePerIP
         self.widgetCallsPerMinutePerSiteKey = widgetCallsPerMinutePerSiteKey
         self.logKey = logKey
+        self.idProjectID = idProjectID
     }
 
     /// The request log's tag for a verification request (spec §2.11): the first 8 hex digits of

@@ -54,6 +54,16 @@ enum WebAssets {
     static let demoScript = sdk.flatMap {
         WebAsset(resource: "demo/demo.js", servedAt: "/demo/demo.js", contentType: javaScript, links: ["sdk": $0])
     }
+    /// The hosted setup page's script.
+    static let setupScript = sdk.flatMap {
+        WebAsset(resource: "setup/setup.js", servedAt: "/app/account/setup.js", contentType: javaScript, links: ["sdk": $0])
+    }
+    /// The hosted setup page at `/app/account/passkey` (shares the demo's style).
+    static let setupPage: WebAsset? = {
+        guard let setupScript, let demoStyle else { return nil }
+        return WebAsset(resource: "setup/index.html", servedAt: "/app/account/passkey", contentType: "text/html; charset=utf-8",
+                        links: ["setup.js": setupScript, "demo.css": demoStyle])
+    }()
     /// The hosted hand-off page's script.
     static let verifyScript = sdk.flatMap {
         WebAsset(resource: "verify/verify.js", servedAt: "/verify/verify.js", contentType: javaScript, links: ["sdk": $0])

@@ -14,9 +14,10 @@ enum WebRoutes {
 
     static func add(to router: inout Router, inline: InlineConfiguration) {
         router.add(.GET, "/") { _ in try page(WebAssets.demoPage) }
-        // setup_url of inline verification: until the ID pages come, the account page of the bootstrap project (sign
-        // in with a passkey, or sign up, and add a passkey), which is where inline verification's people live.
-        router.add(.GET, "/app/account/passkey") { _ in try page(WebAssets.demoPage) }
+        // The hosted setup page (`setup_url` of inline verification): sign in with a passkey or create an ID, add a
+        // passkey; it calls /app/api/* (BotShieldAPI's SetupRoutes).
+        router.add(.GET, "/app/account/passkey") { _ in try page(WebAssets.setupPage) }
+        router.add(.GET, "/app/account/setup.js") { request in try file(WebAssets.setupScript, request) }
         // Pages of any origin may import the SDK (module scripts are fetched with CORS).
         router.add(.GET, "/sdk/sesame.js", corsAnyOrigin: true) { request in try file(WebAssets.sdk, request, crossOrigin: true) }
         router.add(.GET, "/demo/demo.js") { request in try file(WebAssets.demoScript, request) }

@@ -1,4 +1,5 @@
-// Sesame browser SDK: passkeys for your own accounts through a Sesame server's Appwrite-compatible API (/v1).
+// Sesame browser SDK: passkeys for your own accounts through a Sesame server's Appwrite-compatible API (/v1), and
+// Authsignal-style passkey sign-up and sign-in through its Authsignal-compatible client API (/authsignal/v1).
 //
 // An ES module written by hand: no dependencies, no build step. Load it from the server that serves it:
 //
@@ -8,6 +9,11 @@
 //   await sesame.account.createEmailPasswordSession({ email, password });
 //   await sesame.account.createPasskey({ name: "This laptop" });
 //   await sesame.account.signInWithPasskey();                  // usernameless; { conditional: true } for autofill
+//
+//   import { Authsignal } from "https://sesame.example/sdk/sesame.js";
+//   const authsignal = new Authsignal({ tenantId: "default" });   // baseUrl: that server's /authsignal/v1
+//   const { data, error } = await authsignal.passkey.signUp({ token, username, displayName });  // token from track
+//   const result = await authsignal.passkey.signIn({ action: "signInWithPasskey" });            // then validate it
 //
 // Sessions travel in the server's HttpOnly cookie (fetch with credentials), never in script-readable storage.
 
@@ -230,28 +236,37 @@ class Account {
   /**
    * Registers a passkey for the signed-in account: start, `navigator.credentials.create`, finish. With
    * `conditional: true` the browser creates it without a prompt where it can (the automatic upgrade after a
-   * password sign-in) and fails quietly where it cannot.
+   * password sign-in) and fails quietly where it cannot. An AbortSignal `signal` gives the ceremony up.
    */
-  async createPasskey({ name, conditional = false } = {}) {
+  async createPasskey({ name, conditional = false, signal } = {}) {
     await cancelConditional();
     const start = await this.client.call("POST", "/account/passkeys", name ? { name } : {});
     const credential = await ceremony(() => navigator.credentials.create({
-      publicKey: parseCreationOptions(start.publicKey), ...(conditional ? { mediation: "conditional" } : {}),
+      publicKey: parseCreationOptions(start.publicKey), ...(conditional ? { mediation: "conditional" } : {}), ...(signal ? { signal } : {}),
     }));
     return this.client.call("PUT", `/account/passkeys/${encodeURIComponent(start.passkeyId)}/verification`,
       { credential: credentialToJSON(credential) });
   }
 
-  /** After a password sign-in: offers the browser to add a passkey without a prompt; true when one was added. */
-  async upgradeToPasskey({ name } = {}) {
+  /**
+   * After a password sign-in: offers the browser to add a passkey without a prompt (conditional create); true when
+   * one was added. A browser may hold a conditional create without ever answering (Chromium does when its password
+   * manager has no reason to upgrade), so the offer is given up after `wait` milliseconds: false then, and the app
+   * may offer `createPasskey()` with a prompt instead.
+   */
+  async upgradeToPasskey({ name, wait = 5000 } = {}) {
     if (typeof PublicKeyCredential === "undefined" || typeof PublicKeyCredential.getClientCapabilities !== "function") return false;
     const capabilities = await PublicKeyCredential.getClientCapabilities();
     if (!capabilities.conditionalCreate) return false;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), wait);
     try {
-      await this.createPasskey({ name, conditional: true });
+      await this.createPasskey({ name, conditional: true, signal: controller.signal });
       return true;
     } catch {
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -264,21 +279,7 @@ class Account {
   async signInWithPasskey({ conditional = false } = {}) {
     await cancelConditional();
     const start = await this.client.call("POST", "/account/tokens/passkey", {});
-    const publicKey = parseRequestOptions(start.publicKey);
-    let credential;
-    if (conditional) {
-      const controller = new AbortController();
-      const request = navigator.credentials.get({ publicKey, mediation: "conditional", signal: controller.signal });
-      const mine = { controller, settled: request.then(() => {}, () => {}) };
-      pendingConditional = mine;
-      try {
-        credential = await ceremony(() => request);
-      } finally {
-        if (pendingConditional === mine) pendingConditional = null;
-      }
-    } else {
-      credential = await ceremony(() => navigator.credentials.get({ publicKey }));
-    }
+    const credential = await ceremony(() => getCredential(parseRequestOptions(start.publicKey), conditional));
     let token;
     try {
       token = await this.client.call("PUT", "/account/tokens/passkey", { challengeId: start.$id, credential: credentialToJSON(credential) });
@@ -287,6 +288,23 @@ class Account {
       throw error;
     }
     return this.client.call("POST", "/account/sessions/token", { userId: token.userId, secret: token.secret });
+  }
+}
+
+/**
+ * `navigator.credentials.get`; with `conditional` through autofill (conditional mediation), as the one pending
+ * conditional request that any other ceremony aborts first.
+ */
+async function getCredential(publicKey, conditional) {
+  if (!conditional) return navigator.credentials.get({ publicKey });
+  const controller = new AbortController();
+  const request = navigator.credentials.get({ publicKey, mediation: "conditional", signal: controller.signal });
+  const mine = { controller, settled: request.then(() => {}, () => {}) };
+  pendingConditional = mine;
+  try {
+    return await request;
+  } finally {
+    if (pendingConditional === mine) pendingConditional = null;
   }
 }
 
@@ -301,5 +319,121 @@ async function ceremony(run) {
     throw new SesameError(error?.name === "AbortError" ? "The passkey request was cancelled." : "The browser refused the passkey request.", {
       type: error?.name ?? "", cause: error,
     });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Authsignal-style passkeys: the client API under /authsignal/v1/client, with the web Authsignal SDK's shapes
+
+/** `{ error, errorCode, errorDescription }`, the web Authsignal SDK's failed AuthsignalResponse. */
+function authsignalError(code, description) {
+  return { error: code, errorCode: code, errorDescription: description };
+}
+
+/**
+ * The passkey part of Authsignal's web SDK against a Sesame server: `new Authsignal({ tenantId, baseUrl })`, then
+ * `authsignal.passkey.signUp(...)` and `.signIn(...)`. Answers are the SDK's `AuthsignalResponse`: `{ data }`, or
+ * `{ error, errorCode, errorDescription }` with the server's code; a passkey prompt the browser refuses throws, as
+ * Authsignal's does. The tenant ID is the project's ID; `baseUrl` defaults to the /authsignal/v1 of the server this
+ * module came from.
+ */
+export class Authsignal {
+  constructor({ tenantId, baseUrl = new URL("/authsignal/v1", import.meta.url).href } = {}) {
+    if (!tenantId) throw new Error("tenantId is required");
+    this.tenantId = tenantId;
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    /** The cached token: set by `setToken`, replaced by each result token (a later `signUp()` may then omit it). */
+    this.token = undefined;
+    this.passkey = new AuthsignalPasskey(this);
+  }
+
+  /** Caches a token from the backend's `track` for the next call that needs one. */
+  setToken(token) {
+    if (token) this.token = token;
+  }
+
+  /**
+   * POSTs to the client API with a Bearer `token`, or the tenant's Basic header as the web SDK sends it
+   * (`btoa(encodeURIComponent(tenantId))`, no colon). Returns the JSON answer or an `authsignalError`.
+   */
+  async call(path, { token, body = {} } = {}) {
+    const headers = {
+      "Content-Type": "application/json",
+      Authorization: token ? `Bearer ${token}` : `Basic ${btoa(encodeURIComponent(this.tenantId))}`,
+    };
+    let response;
+    try {
+      response = await fetch(`${this.baseUrl}/client${path}`, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit" });
+    } catch {
+      return authsignalError("network_error", "The server could not be reached.");
+    }
+    const data = await response.json().catch(() => null);
+    if (data === null || typeof data !== "object") return authsignalError("network_error", `HTTP ${response.status} without a JSON body`);
+    if (!response.ok || "error" in data) {
+      const code = data.errorCode ?? data.error ?? "api_error";
+      return authsignalError(code, data.errorDescription || `HTTP ${response.status}`);
+    }
+    return data;
+  }
+}
+
+/** `authsignal.passkey`: sign-up with a track token, sign-in with an action (usernameless) or a token (step-up). */
+class AuthsignalPasskey {
+  constructor(client) {
+    this.client = client;
+  }
+
+  /**
+   * Creates a passkey for the user of `token` (from the backend's `track`; the cached token by default):
+   * registration options, `navigator.credentials.create`, then the server's check. `data.token` is the result token
+   * for the backend's `validate`.
+   */
+  async signUp({ token, username, displayName, authenticatorAttachment = "platform" } = {}) {
+    const userToken = token ?? this.client.token;
+    if (!userToken) return authsignalError("token_not_set", "A token has not been set. Call 'setToken' first.");
+    const options = await this.client.call("/user-authenticators/passkey/registration-options",
+      { token: userToken, body: { username, displayName, authenticatorAttachment } });
+    if ("error" in options) return options;
+    await cancelConditional();
+    const registrationResponse = credentialToJSON(await navigator.credentials.create({ publicKey: parseCreationOptions(options.options) }));
+    const added = await this.client.call("/user-authenticators/passkey", {
+      token: userToken, body: { challengeId: options.challengeId, registrationCredential: registrationResponse, conditionalCreate: false },
+    });
+    if ("error" in added) return added;
+    if (added.accessToken) this.client.token = added.accessToken;
+    return { data: { token: added.accessToken, userAuthenticator: added.userAuthenticator, registrationResponse } };
+  }
+
+  /**
+   * Signs in with a passkey: with `action` usernameless (the server creates the action; the user is whoever's passkey
+   * answers), with `token` as the tracked user (step-up), with `autofill` through the browser's autofill. `data`
+   * carries `isVerified`, the result `token`, `userId`, `userAuthenticatorId`, `username` and `displayName`. A passkey
+   * the server does not know is reported to the browser (`signalUnknownCredential`).
+   */
+  async signIn({ action, token, autofill = false } = {}) {
+    if (token && autofill) throw new Error("autofill is not supported when providing a token");
+    if (action && token) throw new Error("action is not supported when providing a token");
+    let challengeId;
+    if (action) {
+      const challenge = await this.client.call("/challenge", { body: { action } });
+      if ("error" in challenge) return challenge;
+      challengeId = challenge.challengeId;
+    }
+    const options = await this.client.call("/user-authenticators/passkey/authentication-options",
+      { token, body: challengeId ? { challengeId } : {} });
+    if ("error" in options) return options;
+    await cancelConditional();
+    const authenticationResponse = credentialToJSON(await getCredential(parseRequestOptions(options.options), autofill));
+    const verified = await this.client.call("/verify/passkey",
+      { token, body: { challengeId: options.challengeId, authenticationCredential: authenticationResponse } });
+    if ("error" in verified) {
+      if (verified.errorCode === "unknown_credential") {
+        await signalUnknownCredential({ rpId: options.options.rpId ?? location.hostname, credentialId: authenticationResponse.id });
+      }
+      return verified;
+    }
+    if (verified.accessToken) this.client.token = verified.accessToken;
+    const { isVerified, accessToken, userId, userAuthenticatorId, username, userDisplayName } = verified;
+    return { data: { isVerified, token: accessToken, userId, userAuthenticatorId, username, displayName: userDisplayName, authenticationResponse } };
   }
 }

@@ -1,7 +1,7 @@
 // The hosted hand-off page, /verify?request_id=…: a partner's verification request confirmed with a passkey here
 // (the linked person's, or anyone's for an unlinked request), or declined. It talks to /operations/handoff/*, which
 // complete requests through the same routine as the inline passkey.
-import { parseRequestOptions, credentialToJSON } from "{{sdk}}";
+import { parseCreationOptions, parseRequestOptions, credentialToJSON } from "{{sdk}}";
 
 const requestID = new URLSearchParams(location.search).get("request_id") || "";
 const $ = (id) => document.getElementById(id);
@@ -30,10 +30,23 @@ function message(text, reason = "") {
 }
 
 function buttons(shown) {
-  for (const id of ["confirm", "decline"]) {
+  for (const id of ["confirm", "decline", "create"]) {
     $(id).hidden = !shown;
     $(id).disabled = false;
   }
+  // "Create your ID" only where anyone's passkey may answer (an unlinked request).
+  $("newcomer").hidden = !(shown && pending && pending.options.allowCredentials.length === 0);
+}
+
+// The setup page's calls (/app/api), for "Create your ID" here: the person and their passkey, then the confirmation.
+async function setup(path, body) {
+  const response = await fetch(`/app/api/${path}`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin",
+    referrerPolicy: "no-referrer",
+  });
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(answer?.error?.message || "The server could not answer.");
+  return answer.data.data;
 }
 
 // Outcomes after which nothing more can happen on this request.
@@ -73,7 +86,7 @@ async function load() {
 }
 
 async function act(run) {
-  for (const id of ["confirm", "decline"]) $(id).disabled = true;
+  for (const id of ["confirm", "decline", "create"]) $(id).disabled = true;
   try {
     const data = await run();
     const outcome = data.outcome === "verified" || data.outcome === "wrong_identity" ? data.outcome : data.code;
@@ -99,6 +112,14 @@ $("confirm").addEventListener("click", () => act(async () => {
 }));
 
 $("decline").addEventListener("click", () => act(() => call("decline", {})));
+
+$("create").addEventListener("click", () => act(async () => {
+  const started = await setup("id/options", {});
+  const created = await navigator.credentials.create({ publicKey: parseCreationOptions(started.options) });
+  await setup("id", { challenge_id: started.challenge_id, response: credentialToJSON(created) });
+  const credential = await navigator.credentials.get({ publicKey: parseRequestOptions(pending.options) });
+  return call("complete", { challenge_id: pending.challenge_id, response: credentialToJSON(credential) });
+}));
 
 load().catch((error) => {
   state("error", "This request could not be loaded.");
