@@ -154,7 +154,7 @@ extension JSONWriter {
             array { writer in strings.forEach { writer.string($0) } }
         } else if type is NSNumber.Type, let number = value as? NSNumber {
             // A parsed JSON number or Boolean (Foundation's Boolean reports the type code "c"); checked before the
-            // Swift types, to which an NSNumber would bridge.
+            // casts below, through which an NSNumber would bridge to a Swift number.
             let kind = String(cString: number.objCType)
             if kind == "c" {
                 self.bool(number.boolValue)
