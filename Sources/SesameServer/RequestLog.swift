@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import Synchronization
+import WebAuthn
 
 /// Writes one JSON line per answered request.
 ///
@@ -60,18 +61,18 @@ public final class RequestLog: @unchecked Sendable {
             out.append(UInt8(ascii: "."))
             Timestamps.appendDecimal(Int(microseconds % 1000), minimumDigits: 3, to: &out)  // trap-safe: integer remainder
             out += Self.methodKey
-            Self.appendQuoted(method, to: &out)
+            JSONWriter.appendQuoted(method, to: &out)
             if let reason, !reason.isEmpty {
                 out += Self.reasonKey
-                Self.appendQuoted(reason, to: &out)
+                JSONWriter.appendQuoted(reason, to: &out)
             }
             out += Self.remoteKey
-            Self.appendQuoted(remoteAddress, to: &out)
+            JSONWriter.appendQuoted(remoteAddress, to: &out)
             out += Self.routeKey
-            Self.appendQuoted(route, to: &out)
+            JSONWriter.appendQuoted(route, to: &out)
             if let correlation {
                 out += Self.correlationKey
-                Self.appendQuoted(correlation, to: &out)
+                JSONWriter.appendQuoted(correlation, to: &out)
             }
             out += Self.statusKey
             Timestamps.appendDecimal(status, to: &out)
@@ -94,26 +95,6 @@ public final class RequestLog: @unchecked Sendable {
     private static let statusKey = Array(#","status":"#.utf8)
     private static let timeKey = Array(#","time":""#.utf8)
     private static let lineEnd = Array("\"}\n".utf8)
-
-    /// A JSON string literal of `text`, escaping quotes, backslashes and control characters.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                out.append(UInt8(ascii: "\\"))
-                out.append(byte)
-            case 0..<0x20:
-                out += Array("\\u00".utf8)
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default:
-                out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
 
     /// Writes every pending line now.
     public func flush() {

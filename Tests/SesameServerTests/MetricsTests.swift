@@ -117,6 +117,19 @@ import Testing
         #expect(!lines[1].contains("reason"))
     }
 
+    @Test("quotes, backslashes and control characters in a field are escaped: the line stays one JSON object")
+    func escaping() throws {
+        let collector = Collector()
+        let log = RequestLog { batch in collector.bytes.withLock { $0 += batch } }
+        let odd = "a\"b\\c\nd\u{1}e/é"
+        log.record(time: Date(timeIntervalSince1970: 0), method: odd, route: "/x", status: 400, duration: .zero, remoteAddress: odd)
+        log.flush()
+        let lines = collector.lines
+        #expect(lines.count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(object["method"] as? String == odd && object["remote"] as? String == odd)
+    }
+
     @Test("writes in batches: nothing before a flush or a full batch, everything after")
     func batching() {
         let collector = Collector()
