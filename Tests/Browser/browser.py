@@ -4,9 +4,12 @@ Chromium and chromedriver come from Debian (`chromium`, `chromium-driver`); Sele
 The virtual authenticator is a CTAP2 platform authenticator (`internal` transport) with resident keys and user
 verification, which approves every request by itself, so `navigator.credentials.create()`/`get()` run for real.
 """
+import base64
+import json
 import os
 import sys
 import time
+import urllib.request
 
 from PIL import Image
 from selenium import webdriver
@@ -125,3 +128,20 @@ def main():
     finally:
         browser.quit()
     sys.exit(0 if ok else 1)
+
+
+def partner_call(url, path, body=None, bearer=""):
+    """A call of the partner's server to the Sesame at `url` (a POST with a JSON body, else a GET), with `bearer` (an
+    API key or a grant) as its Bearer; the `data.data` of the answer."""
+    request = urllib.request.Request(url.rstrip("/") + path, method="POST" if body is not None else "GET",
+                                     data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        return json.load(response)["data"]["data"]
+
+
+def token_claims(token):
+    """The payload of a compact JWS (a verification token), read without checking its signature."""
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))

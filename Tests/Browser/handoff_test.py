@@ -8,17 +8,14 @@ each outcome with its API key, never the page's word.
 Environment: SESAME_URL (http://localhost:PORT/), SESAME_SCREENSHOTS, SESAME_CLI (the sesame binary), SESAME_DB,
 SESAME_PARTNER and SESAME_PARTNER_KEY (a test key of that partner).
 """
-import base64
-import json
 import os
 import subprocess
 import time
-import urllib.request
 
 import zxingcpp
 from PIL import Image
 
-from browser import check, main
+from browser import check, main, partner_call, token_claims
 
 URL = os.environ["SESAME_URL"]
 KEY = os.environ["SESAME_PARTNER_KEY"]
@@ -28,12 +25,7 @@ state = {}
 
 def api(path, body=None, bearer=KEY):
     """A call of the partner's server; the `data.data` of the answer."""
-    request = urllib.request.Request(URL.rstrip("/") + path, method="POST" if body is not None else "GET",
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=10) as response:
-        return json.load(response)["data"]["data"]
+    return partner_call(URL, path, body, bearer)
 
 
 def new_request(**fields):
@@ -46,11 +38,6 @@ def new_request(**fields):
 
 def status(request_id):
     return api(f"/operations/verification/status?request_id={request_id}")
-
-
-def claims(token):
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 def page_state(browser):
@@ -93,7 +80,7 @@ def linked(browser):
     browser.screenshot("handoff-2-verified")
     answer = status(request_id)
     assert answer["status"] == "completed", answer
-    token = claims(answer["verification_token"])
+    token = token_claims(answer["verification_token"])
     assert token["verified"] is True and token["linked"] is True and token["partner_user_ref"] == "acct_grace", token
     state["finished"] = request_id
 
@@ -124,7 +111,7 @@ def unlinked(browser):
     browser.element("#confirm").click()
     browser.wait(lambda b: page_state(b) == "verified", "the confirmation")
     answer = status(request_id)
-    assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is False, answer
+    assert answer["status"] == "completed" and token_claims(answer["verification_token"])["linked"] is False, answer
 
 
 @check("link: true: the page says it links; the person is linked to another ref already, so the request fails (already_linked)")

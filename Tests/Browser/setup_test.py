@@ -21,7 +21,7 @@ import time
 import urllib.error
 import urllib.request
 
-from browser import check, main
+from browser import check, main, partner_call, token_claims
 
 URL = os.environ["SESAME_URL"]
 KEY = os.environ["SESAME_PARTNER_KEY"]
@@ -35,12 +35,7 @@ state = {}
 
 def api(path, body=None, bearer=KEY):
     """A call of the partner's server; the `data.data` of the answer."""
-    request = urllib.request.Request(URL.rstrip("/") + path, method="POST" if body is not None else "GET",
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=10) as response:
-        return json.load(response)["data"]["data"]
+    return partner_call(URL, path, body, bearer)
 
 
 def authsignal(path, body):
@@ -71,11 +66,6 @@ def new_request(**fields):
 
 def status(request_id):
     return api(f"/operations/verification/status?request_id={request_id}")
-
-
-def claims(token):
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 def ready(browser):
@@ -193,7 +183,7 @@ def unlinked(browser):
     browser.element("#confirm").click()
     browser.wait(lambda b: handoff_state(b) == "verified", "the confirmation")
     answer = status(request_id)
-    assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is False, answer
+    assert answer["status"] == "completed" and token_claims(answer["verification_token"])["linked"] is False, answer
     browser.screenshot(f"setup-{TAG}-5-handoff-unlinked")
 
 
@@ -203,7 +193,7 @@ def link(browser):
     handoff(browser, request_id)
     browser.element("#confirm").click()
     browser.wait(lambda b: handoff_state(b) == "verified", "the confirmation")
-    assert claims(status(request_id)["verification_token"])["linked"] is True
+    assert token_claims(status(request_id)["verification_token"])["linked"] is True
     options = api("/operations/request/passkey-options", {"request_id": new_request(scope="checkout", partner_user_ref="acct_setup")})
     allowed = sorted(entry["id"] for entry in options["options"]["allowCredentials"])
     assert allowed == sorted([base64url(state["first"]), base64url(state["second"])]), (allowed, options)
@@ -253,7 +243,7 @@ def wrong_identity(browser):
     browser.element("#confirm").click()
     browser.wait(lambda b: handoff_state(b) == "verified", "the confirmation with the right passkey")
     answer = status(request_id)
-    assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is True, answer
+    assert answer["status"] == "completed" and token_claims(answer["verification_token"])["linked"] is True, answer
 
 
 @check("Create your ID on the hand-off page: a new visitor makes the person and the passkey there, and it confirms the unlinked request")
@@ -272,7 +262,7 @@ def handoff_create(browser):
     credentials = browser.credentials()
     assert len(credentials) == 1 and credentials[0]["isResidentCredential"], credentials
     answer = status(request_id)
-    assert answer["status"] == "completed" and claims(answer["verification_token"])["linked"] is False, answer
+    assert answer["status"] == "completed" and token_claims(answer["verification_token"])["linked"] is False, answer
     browser.screenshot(f"setup-{TAG}-9-handoff-create")
 
 

@@ -12,7 +12,6 @@ with its API key.
 Environment: SESAME_URL (http://localhost:PORT/), SESAME_SCREENSHOTS, SESAME_CLI, SESAME_DB, SESAME_PARTNER,
 SESAME_PARTNER_KEY (a test key of that partner), SESAME_MASTER_KEY_FILE for PostgreSQL.
 """
-import base64
 import functools
 import http.server
 import json
@@ -21,14 +20,13 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.request
 
 import zxingcpp
 from PIL import Image
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
-from browser import check, main
+from browser import check, main, partner_call, token_claims
 
 URL = os.environ["SESAME_URL"]
 KEY = os.environ["SESAME_PARTNER_KEY"]
@@ -84,21 +82,12 @@ def cli(*arguments):
 
 
 def api(path, body=None, bearer=KEY):
-    request = urllib.request.Request(URL.rstrip("/") + path, method="POST" if body is not None else "GET",
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=10) as response:
-        return json.load(response)["data"]["data"]
+    """A call of the partner's server; the `data.data` of the answer."""
+    return partner_call(URL, path, body, bearer)
 
 
 def status(request_id):
     return api(f"/operations/verification/status?request_id={request_id}")
-
-
-def claims(token):
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 def open_partner(browser, **attributes):
@@ -173,7 +162,7 @@ def inline(browser):
     browser.screenshot("widget-1-inline-success")
     answer = status(request_id)
     assert answer["status"] == "completed" and answer["scope"] == "checkout", answer
-    token = claims(answer["verification_token"])
+    token = token_claims(answer["verification_token"])
     assert token["linked"] is True and token["partner_user_ref"] == "acct_ada" and token["env"] == "test", token
     # The passkey really ran (the authenticator's counter moved), and no QR code was needed.
     assert browser.credentials()[0]["signCount"] > before

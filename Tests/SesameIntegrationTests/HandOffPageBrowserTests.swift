@@ -31,21 +31,10 @@ import Glibc
 
     @Test("linked and unlinked requests confirmed with a passkey, a decline, a finished and an unknown request", arguments: Backend.allCases)
     func handOff(backend: Backend) throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
-        let server = try ServerProcess.start(database: database, listen: "127.0.0.1:\(try Self.freePort())", logOff: false)
-        defer { server.kill() }
-        let db = ["--db", database] + TestMasterKey.arguments(for: database)
-        let partner = try #require(try SesameCLI.succeed(["partner", "create", "--name", "Ticketz"] + db)["id"] as? String)
-        let key = try #require(try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "test"] + db)["secret"] as? String)
-
-        var environment = ["SESAME_URL": "http://localhost:\(server.port)/", "SESAME_CLI": sesameExecutable.path, "SESAME_DB": database,
-                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key,
-                           "SESAME_SCREENSHOTS": BrowserTools.screenshots.appendingPathComponent("handoff-\(backend.rawValue)").path]
-        // The script's `sesame partner link` needs the master key that PostgreSQL servers of this test run share.
-        if backend == .postgres { environment["SESAME_MASTER_KEY_FILE"] = TestMasterKey.sharedFile }
-        let run = try BrowserTools.run("handoff_test.py", environment: environment)
+        let world = try PartnerServer(sqlite: backend == .sqlite)
+        defer { world.stop() }
+        let server = world.server
+        let run = try BrowserTools.run("handoff_test.py", environment: world.environment(screenshots: "handoff-\(backend.rawValue)"))
         #expect(run.status == 0, "hand-off page on \(backend.rawValue):\n\(run.standardOutput)\(run.standardError)\nserver:\n\(server.stderr.suffix(3000))")
         #expect(run.standardOutput.split(separator: "\n").last == "10 passed, 0 failed", "\(run.standardOutput)")
         // The request IDs travelled in the page's URL; the request log shows the route only, never an ID.

@@ -10,20 +10,16 @@ import Testing
     @Test("create an ID, sign out and in, add a passkey; hand-off unlinked, link: true, wrong identity, Create your ID there; upgradeToPasskey; Authsignal sign-up and sign-in",
           arguments: Backend.allCases)
     func setup(backend: Backend) throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
-        let server = try ServerProcess.start(database: database, listen: "127.0.0.1:\(try HandOffPageBrowserTests.freePort())", logOff: false)
-        defer { server.kill() }
-        let db = ["--db", database] + TestMasterKey.arguments(for: database)
-        let partner = try #require(try SesameCLI.succeed(["partner", "create", "--name", "Ticketz"] + db)["id"] as? String)
-        let key = try #require(try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "test"] + db)["secret"] as? String)
-        let tenantSecret = try #require(try SesameCLI.succeed(["authsignal", "secret", "create"] + db)["secret"] as? String)
+        let world = try PartnerServer(sqlite: backend == .sqlite)
+        defer { world.stop() }
+        let server = world.server
+        let tenantSecret = try #require(try SesameCLI.succeed(["authsignal", "secret", "create"] + world.db)["secret"] as? String)
 
-        let run = try BrowserTools.run("setup_test.py", environment: [
-            "SESAME_URL": "http://localhost:\(server.port)/", "SESAME_PARTNER_KEY": key, "SESAME_BACKEND": backend.rawValue,
-            "SESAME_AUTHSIGNAL_SECRET": tenantSecret,
-        ])
+        let screenshots = "setup-\(backend.rawValue)"
+        var environment = world.environment(screenshots: screenshots)
+        environment["SESAME_BACKEND"] = backend.rawValue
+        environment["SESAME_AUTHSIGNAL_SECRET"] = tenantSecret
+        let run = try BrowserTools.run("setup_test.py", environment: environment)
         let output = run.standardOutput + run.standardError
         #expect(run.status == 0, "setup page on \(backend.rawValue):\n\(output)\nserver:\n\(server.stderr.suffix(3000))")
         let summary = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
@@ -32,7 +28,7 @@ import Testing
         for line in run.standardOutput.split(separator: "\n") where line.contains("conditionalCreate=") { print(line) }
 
         for stage in ["1-signed-out", "2-created", "3-signed-in", "4-two-passkeys", "5-handoff-unlinked", "6-wrong-identity", "7-upgrade", "8-authsignal", "9-handoff-create"] {
-            let path = BrowserTools.screenshots.appendingPathComponent("setup-\(backend.rawValue)-\(stage).png").path
+            let path = BrowserTools.screenshots.appendingPathComponent(screenshots).appendingPathComponent("setup-\(backend.rawValue)-\(stage).png").path
             let bytes = FileManager.default.contents(atPath: path) ?? Data()
             #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) && bytes.count > 5_000, "\(path): \(bytes.count) bytes")
         }

@@ -8,20 +8,10 @@ import Testing
     @Test("inline frame, QR path, fallback, phone, refusals and return_url from a page on another origin",
           arguments: HandOffPageBrowserTests.Backend.allCases)
     func widget(backend: HandOffPageBrowserTests.Backend) throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
-        let server = try ServerProcess.start(database: database, listen: "127.0.0.1:\(try HandOffPageBrowserTests.freePort())", logOff: false)
-        defer { server.kill() }
-        let db = ["--db", database] + TestMasterKey.arguments(for: database)
-        let partner = try #require(try SesameCLI.succeed(["partner", "create", "--name", "Ticketz"] + db)["id"] as? String)
-        let key = try #require(try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "test"] + db)["secret"] as? String)
-
-        var environment = ["SESAME_URL": "http://localhost:\(server.port)/", "SESAME_CLI": sesameExecutable.path, "SESAME_DB": database,
-                           "SESAME_PARTNER": partner, "SESAME_PARTNER_KEY": key,
-                           "SESAME_SCREENSHOTS": BrowserTools.screenshots.appendingPathComponent("widget-\(backend.rawValue)").path]
-        if backend == .postgres { environment["SESAME_MASTER_KEY_FILE"] = TestMasterKey.sharedFile }
-        let run = try BrowserTools.run("widget_test.py", environment: environment)
+        let world = try PartnerServer(sqlite: backend == .sqlite)
+        defer { world.stop() }
+        let server = world.server
+        let run = try BrowserTools.run("widget_test.py", environment: world.environment(screenshots: "widget-\(backend.rawValue)"))
         #expect(run.status == 0, "widget on \(backend.rawValue):\n\(run.standardOutput)\(run.standardError)\nserver:\n\(server.stderr.suffix(3000))")
         #expect(run.standardOutput.split(separator: "\n").last == "8 passed, 0 failed", "\(run.standardOutput)")
         // Request IDs travelled in URLs, fragments and bodies; the request log shows routes and keyed tags only.
