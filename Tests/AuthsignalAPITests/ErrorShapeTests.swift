@@ -39,6 +39,24 @@ import Testing
         #expect(harness.send(.GET, "/client/user-authenticators/passkey", authorization: tenant).isError(400, "invalid_request"))
     }
 
+    @Test("client bodies are read strictly: a member given twice, invalid UTF-8 or a non-object is 400; null is absent, snake_case is read",
+          arguments: Backend.allCases)
+    func strictClientBodies(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let tenant = harness.tenantAuthorization
+        for body in [#"{"action":"signIn","action":"other"}"#, "[1]", #"{"action":"sign"#] {
+            #expect(harness.send(.POST, "/client/challenge", raw: Array(body.utf8), authorization: tenant).isError(400, "invalid_request"), "\(body)")
+        }
+        #expect(harness.send(.POST, "/client/challenge", raw: [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D], authorization: tenant)
+            .isError(400, "invalid_request"))
+        // `action` null is absent (and required here); `idempotency_key` is read as `idempotencyKey`.
+        #expect(harness.send(.POST, "/client/challenge", raw: Array(#"{"action":null}"#.utf8), authorization: tenant).isError(400, "invalid_request"))
+        let first = harness.send(.POST, "/client/challenge", raw: Array(#"{"action":"signIn","idempotency_key":"k-1"}"#.utf8), authorization: tenant)
+        let again = harness.send(.POST, "/client/challenge", raw: Array(#"{"action":"signIn","idempotencyKey":"k-1"}"#.utf8), authorization: tenant)
+        #expect(first.status == 200 && first.object["challengeId"] as? String != nil, "\(first.text)")
+        #expect(again.object["challengeId"] as? String == first.object["challengeId"] as? String, "\(again.text)")
+    }
+
     @Test("a tenant without a relying party gets 400 invalid_configuration from the passkey routes", arguments: Backend.allCases)
     func noRelyingParty(backend: Backend) throws {
         let harness = try Harness(backend)

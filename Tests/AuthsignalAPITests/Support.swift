@@ -55,16 +55,17 @@ final class Harness: @unchecked Sendable {
         var text: String { String(decoding: response.body, as: UTF8.self) }
     }
 
-    /// Sends a request through the router (and the metrics) under `/authsignal/v1`.
-    func send(_ method: HTTPMethod, _ path: String, _ body: Any? = nil, authorization: String?, query: [String: String] = [:],
+    /// Sends a request through the router (and the metrics) under `/authsignal/v1`; `raw` is a JSON body sent as given.
+    func send(_ method: HTTPMethod, _ path: String, _ body: Any? = nil, raw: [UInt8]? = nil, authorization: String?, query: [String: String] = [:],
               headers extra: [(String, String)] = [], remoteAddress: String = "192.0.2.10") -> Reply {
         var headers = HTTPHeaders()
         if let authorization { headers.add("Authorization", authorization) }
         var bytes: [UInt8] = []
         if let body {
-            headers.add("Content-Type", "application/json")
             bytes = (try? Array(JSONSerialization.data(withJSONObject: body))) ?? []
         }
+        if let raw { bytes = raw }
+        if body != nil || raw != nil { headers.add("Content-Type", "application/json") }
         for (name, value) in extra { headers.set(name, value) }
         return Reply(response: application.respond(to: HTTPRequest(method: method, path: "/authsignal/v1" + path, query: query, headers: headers,
                                                                    body: bytes, remoteAddress: remoteAddress)))
