@@ -145,3 +145,19 @@ def token_claims(token):
     """The payload of a compact JWS (a verification token), read without checking its signature."""
     payload = token.split(".")[1]
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def demo_sign_up(browser, url, email):
+    """Signs up on the demo page at `url` (an account, a session, a passkey in the page's authenticator); returns the
+    account's user ID."""
+    browser.open(url)
+    browser.wait(lambda b: b.text("#status") == "Signed out", "the demo page")
+    browser.element("#email").send_keys(email)
+    browser.element("#password").send_keys("correct horse battery")
+    browser.element("#signup").click()
+    browser.wait(lambda b: b.text("#status") == f"Signed in as {email}" and len(b.elements("#passkeys li")) == 1, "the sign-up")
+    browser.driver.set_script_timeout(10)
+    user = browser.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch("/v1/account", { headers: { "X-Appwrite-Project": "default" } }).then((r) => r.json()).then(done, (e) => done(String(e)));""")
+    return user["$id"]

@@ -15,7 +15,7 @@ import time
 import zxingcpp
 from PIL import Image
 
-from browser import check, main, partner_call, token_claims
+from browser import check, demo_sign_up, main, partner_call, token_claims
 
 URL = os.environ["SESAME_URL"]
 KEY = os.environ["SESAME_PARTNER_KEY"]
@@ -51,17 +51,7 @@ def open_request(browser, request_id):
 
 @check("a person signs up on the demo page, and the partner's ref is linked to them")
 def person(browser):
-    browser.open(URL)
-    browser.wait(lambda b: b.text("#status") == "Signed out", "the demo page")
-    browser.element("#email").send_keys(EMAIL)
-    browser.element("#password").send_keys("correct horse battery")
-    browser.element("#signup").click()
-    browser.wait(lambda b: b.text("#status") == f"Signed in as {EMAIL}" and len(b.elements("#passkeys li")) == 1, "the sign-up")
-    browser.driver.set_script_timeout(10)
-    user = browser.driver.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        fetch("/v1/account", { headers: { "X-Appwrite-Project": "default" } }).then((r) => r.json()).then(done, (e) => done(String(e)));""")
-    state["user"] = user["$id"]
+    state["user"] = demo_sign_up(browser, URL, EMAIL)
     subprocess.run([os.environ["SESAME_CLI"], "partner", "link", "--db", os.environ["SESAME_DB"], "--partner", os.environ["SESAME_PARTNER"],
                     "--env", "test", "--ref", "acct_grace", "--user", state["user"]], check=True, capture_output=True, timeout=30)
 

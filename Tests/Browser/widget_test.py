@@ -26,7 +26,7 @@ from PIL import Image
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
-from browser import check, main, partner_call, token_claims
+from browser import check, demo_sign_up, main, partner_call, token_claims
 
 URL = os.environ["SESAME_URL"]
 KEY = os.environ["SESAME_PARTNER_KEY"]
@@ -135,17 +135,7 @@ def decoded_qr(browser, name):
 @check("setup: a person with a passkey, the partner's ref linked to them, a site key and a return origin for the partner's page")
 def setup(browser):
     state["site"] = partner_site()
-    browser.open(URL)
-    browser.wait(lambda b: b.text("#status") == "Signed out", "the demo page")
-    browser.element("#email").send_keys(EMAIL)
-    browser.element("#password").send_keys("correct horse battery")
-    browser.element("#signup").click()
-    browser.wait(lambda b: b.text("#status") == f"Signed in as {EMAIL}" and len(b.elements("#passkeys li")) == 1, "the sign-up")
-    browser.driver.set_script_timeout(10)
-    user = browser.driver.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        fetch("/v1/account", { headers: { "X-Appwrite-Project": "default" } }).then((r) => r.json()).then(done, (e) => done(String(e)));""")
-    cli("link", "--partner", PARTNER, "--env", "test", "--ref", "acct_ada", "--user", user["$id"])
+    cli("link", "--partner", PARTNER, "--env", "test", "--ref", "acct_ada", "--user", demo_sign_up(browser, URL, EMAIL))
     state["key"] = cli("add-site-key", "--partner", PARTNER, "--env", "test", "--origin", state["site"])["siteKey"]
     assert state["key"].startswith("pk_test_"), state["key"]
     cli("add-return-origin", "--partner", PARTNER, state["site"])
