@@ -168,9 +168,10 @@ public protocol SQLDatabase: Sendable {
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
     /// Runs one statement outside an explicit transaction (autocommit) and returns the number of rows it changed.
     @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int
-    /// Runs one bookkeeping statement (autocommit) and returns its rows: a counter or a last-use time, whose commit
-    /// survives a crash of Sesame but does not wait for stable storage (``Durability/process``), so a power loss may
-    /// lose its last moments. Nothing a client is told rests on it. Inside a transaction it is part of the transaction.
+    /// Runs one bookkeeping statement (autocommit) and returns its rows: a counter, a last-use time or a new challenge,
+    /// whose commit survives a crash of Sesame but does not wait for stable storage (``Durability/process``), so a power
+    /// loss may lose its last moments. Nothing a client is told rests on it beyond a ceremony in flight (which then
+    /// fails, as at its expiry). Inside a transaction it is part of the transaction.
     func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
     /// Runs `body` as one bookkeeping transaction: atomic like ``transaction(_:)``, durable like
     /// ``bookkeeping(_:_:)`` (its commit does not wait for stable storage). Inside a transaction it joins it.

@@ -51,6 +51,8 @@ public struct CeremonyEngine: Sendable {
 
     /// How long a ceremony's challenge works: 5 minutes, on every face.
     public static let challengeLifetime: TimeInterval = 300
+    /// The passkeys' public keys, parsed once per process.
+    static let parsedKeys = ParsedKeys()
 
     /// Starts a ceremony: stores a fresh 32-byte challenge bound to `binding`, for ``challengeLifetime``, so that any
     /// node can finish it.
@@ -237,7 +239,7 @@ public struct CeremonyEngine: Sendable {
         let verified: VerifiedAuthentication
         do {
             let record = WebAuthn.CredentialRecord(
-                id: stored.credentialID, publicKey: try COSEKey(cborEncoded: stored.publicKey), signCount: UInt32(clamping: stored.signCount),
+                id: stored.credentialID, publicKey: try Self.parsedKeys.key(stored.publicKey), signCount: UInt32(clamping: stored.signCount),
                 backupEligible: stored.backupEligible, userHandle: owner.userHandle
             )
             // §7.2 steps 6 and 8-22 (user handle, client data, authenticator data, signature, sign count): the core's.

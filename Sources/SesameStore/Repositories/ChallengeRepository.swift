@@ -55,22 +55,26 @@ public struct ChallengeRepository: Sendable {
     private static let columns =
         "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at, rp_id, name, link_id"
 
-    /// Inserts a challenge.
+    /// Inserts a challenge, as bookkeeping (``SQLDatabase/bookkeeping(_:_:)``): its commit does not wait for stable
+    /// storage. A challenge lost to a power cut fails only the ceremony in flight, as its expiry would; its use is
+    /// durable (the consuming transaction's flush carries the insert with it), so a lost insert never brings a used
+    /// challenge back.
     /// - Throws: ``StoreError/Code/conflict`` when the ID exists, ``StoreError/Code/notFound`` when the project
     ///   does not.
     public func create(_ challenge: ChallengeRecord) throws(StoreError) {
-        try database.execute(Self.insert, Self.values(challenge))
+        _ = try database.bookkeeping(Self.insert, Self.values(challenge))
     }
 
     /// Inserts a challenge for `challenge.userID` only while that user's passkeys plus unexpired challenges of
     /// `challenge.purpose` stay under `limit`; the count and the insert are one atomic step under any concurrency
-    /// (the user row is locked `FOR UPDATE` on PostgreSQL; `BEGIN IMMEDIATE` serializes on SQLite).
+    /// (the user row is locked `FOR UPDATE` on PostgreSQL; `BEGIN IMMEDIATE` serializes on SQLite). Bookkeeping, as
+    /// ``create(_:)``.
     /// - Returns: `true` when inserted, `false` when the limit is reached (nothing is written).
     /// - Throws: ``StoreError/Code/notFound`` when the user does not exist in the project,
     ///   ``StoreError/Code/conflict`` when the ID exists.
     public func createIfUnderLimit(_ challenge: ChallengeRecord, limit: Int) throws(StoreError) -> Bool {
         let userID = challenge.userID ?? ""
-        return try database.transaction { connection throws(StoreError) -> Bool in
+        return try database.bookkeepingTransaction { connection throws(StoreError) -> Bool in
             guard try connection.queryFirst(
                 "SELECT id FROM users WHERE id = $1 AND project_id = $2\(connection.dialect.forUpdate)",
                 [.text(userID), .text(challenge.projectID)]
