@@ -145,6 +145,21 @@ import FoundationNetworking
         #expect(await nowhere.passkey.signIn(action: "signIn").errorCode == "network_error")
     }
 
+    @Test("isSupported() (authsignal-ios's method spelling) compiles and answers the isSupported property")
+    func isSupportedMethodSpelling() {
+        let software = AuthsignalPasskey(tenantID: "t", baseURL: "http://127.0.0.1:9/authsignal/v1",
+                                         authenticator: SoftwareAuthsignalAuthenticator(), storage: MemoryAuthsignalStorage(),
+                                         tokenCache: AuthsignalTokenCache())
+        let unsupported = AuthsignalPasskey(tenantID: "t", baseURL: "http://127.0.0.1:9/authsignal/v1",
+                                            authenticator: UnsupportedAuthsignalAuthenticator(), storage: MemoryAuthsignalStorage(),
+                                            tokenCache: AuthsignalTokenCache())
+        let spelling: any RealSDKSpelling = DeprecatedSpelling()
+        #expect(software.isSupported)
+        #expect(spelling.isSupportedCall(software) == software.isSupported)
+        #expect(!unsupported.isSupported)
+        #expect(spelling.isSupportedCall(unsupported) == unsupported.isSupported)
+    }
+
     @Test("public initialisers let apps fake responses")
     func fakes() {
         let ok = AuthsignalResponse(data: SignInResponse(isVerified: true, token: "t", userId: "u"))
@@ -153,6 +168,18 @@ import FoundationNetworking
         #expect(failed.error == "e" && failed.errorCode == "c")
         #expect(UserActionState.challengeSucceeded == "CHALLENGE_SUCCEEDED" && SdkErrorCode.tokenNotSet.rawValue == "token_not_set")
     }
+}
+
+/// Calls `passkey.isSupported()` as code written against authsignal-ios does. The call is deprecated and the test
+/// build treats warnings as errors, so it sits in a deprecated witness reached through a protocol requirement.
+protocol RealSDKSpelling {
+    func isSupportedCall(_ passkey: AuthsignalPasskey) -> Bool
+}
+
+/// The deprecated `isSupported()` call, wrapped so the test build stays free of warnings.
+struct DeprecatedSpelling: RealSDKSpelling {
+    @available(*, deprecated, message: "calls the deprecated isSupported() spelling on purpose")
+    func isSupportedCall(_ passkey: AuthsignalPasskey) -> Bool { passkey.isSupported() }
 }
 
 /// Counts the SDK's requests, optionally slowing each down.

@@ -16,15 +16,20 @@ public final class AuthsignalPasskey: Sendable {
     static let credentialKey = "@as_passkey_credential_id"
     static let deviceKey = "@as_device_id"
 
-    /// Creates the passkey API for a tenant, with the default authenticator and the shared token cache: a
-    /// ``SoftwareAuthenticator`` on Linux; on Apple platforms none yet (``isSupported`` is `false` and ceremonies
-    /// answer `not_supported`) until the AuthenticationServices one lands, so inject one there.
+    /// Creates the passkey API for a tenant, with the default authenticator and the shared token cache: the system
+    /// passkey sheet (`PlatformAuthsignalAuthenticator`, presented over the app's key window) on iOS, macOS and
+    /// visionOS; ``UnsupportedAuthsignalAuthenticator`` on tvOS and watchOS (``isSupported`` is `false`, ceremonies
+    /// answer `not_supported`); a ``SoftwareAuthsignalAuthenticator`` on Linux.
     /// - Parameters:
     ///   - tenantID: the tenant (Sesame project) ID.
     ///   - baseURL: the API base including its version, such as `https://passkeys.example/authsignal/v1`.
     ///   - deviceID: sent with each enrolment; a random ID kept on the device when `nil`.
     public convenience init(tenantID: String, baseURL: String, deviceID: String? = nil) {
-        #if canImport(AuthenticationServices)
+        #if canImport(AuthenticationServices) && (os(iOS) || os(macOS) || os(visionOS))
+        // No runtime check: this class needs iOS 18, macOS 15 and visionOS 2, past the platform one's iOS 16,
+        // macOS 13 and visionOS 1.
+        let authenticator: any AuthsignalPasskeyAuthenticator = PlatformAuthsignalAuthenticator()
+        #elseif canImport(AuthenticationServices)
         let authenticator: any AuthsignalPasskeyAuthenticator = UnsupportedAuthsignalAuthenticator()
         #else
         let authenticator: any AuthsignalPasskeyAuthenticator = SoftwareAuthsignalAuthenticator()
@@ -165,6 +170,9 @@ public final class AuthsignalPasskey: Sendable {
     public func cancel() { authenticator.cancel() }
 
     /// Whether the device can run passkeys (the seed's property form).
+    ///
+    /// authsignal-ios 2.13.0 declares a method, `isSupported()`; that spelling still compiles, deprecated, and
+    /// answers this property (see `Bool.callAsFunction()`).
     public var isSupported: Bool { authenticator.isSupported }
 
     /// Whether to offer creating a passkey: `true` when this device enrolled none (for `username`, when given) or the

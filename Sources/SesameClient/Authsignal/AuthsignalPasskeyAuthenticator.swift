@@ -1,5 +1,5 @@
-/// Runs passkey ceremonies on the device for ``AuthsignalPasskey``: the system sheet on Apple platforms, a
-/// ``SoftwareAuthenticator`` elsewhere and in tests.
+/// Runs passkey ceremonies on the device for ``AuthsignalPasskey``: the system sheet on iOS, macOS and visionOS
+/// (`PlatformAuthsignalAuthenticator`, which exists only there), a ``SoftwareAuthenticator`` on Linux and in tests.
 ///
 /// Implementations pass the options through as they came and must not log or keep the challenge, the response or
 /// any credential ID.
