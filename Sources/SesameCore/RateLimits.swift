@@ -21,28 +21,20 @@ public struct RateLimiter: Sendable {
         try hit([(key, limit)], window: window)
     }
 
-    /// Counts one attempt against each limit in turn, in one bookkeeping transaction (atomic; its commit does not wait
-    /// for the disk), up to the first that refuses it (the later ones are then not counted, so a caller over its own
-    /// limit spends nothing of a shared one).
+    /// Counts one attempt against each limit in turn, as one atomic bookkeeping step (its commit does not wait for the
+    /// disk; one statement on PostgreSQL), up to the first that refuses it (the later ones are then not counted, so a
+    /// caller over its own limit spends nothing of a shared one).
     /// - Returns: the refusing limit's decision, or the last one's when every limit allows the attempt.
     public func hit(_ limits: [(key: String, limit: Int)], window: TimeInterval) throws(SesameError) -> RateLimitDecision {
         precondition(!limits.isEmpty, "at least one limit")
         let now = clock.now().timeIntervalSince1970
         let windowStart = (now / window).rounded(.down) * window
         let start = Date(timeIntervalSince1970: windowStart), resetAt = Date(timeIntervalSince1970: windowStart + window)
-        return try StoreErrors.map { () throws(StoreError) -> RateLimitDecision in
-            try store.bookkeeping { transaction throws(StoreError) -> RateLimitDecision in
-                var decision: RateLimitDecision?
-                for (key, limit) in limits {
-                    let count = try transaction.rateLimits.increment(key: key, windowStart: start)
-                    let current = RateLimitDecision(allowed: count <= Int64(limit), limit: limit, remaining: max(0, limit - Int(clamping: count)),
-                                                    resetAt: resetAt)
-                    decision = current
-                    if !current.allowed { break }
-                }
-                guard let decision else { preconditionFailure("at least one limit") }
-                return decision
-            }
+        let counts = try StoreErrors.map { () throws(StoreError) in try store.rateLimits.increment(limits, windowStart: start) }
+        guard let count = counts.last, counts.count <= limits.count else {
+            throw SesameError(.internalFailure, "rate-limit counters were not counted")
         }
+        let limit = limits[counts.count - 1].limit
+        return RateLimitDecision(allowed: count <= Int64(limit), limit: limit, remaining: max(0, limit - Int(clamping: count)), resetAt: resetAt)
     }
 }

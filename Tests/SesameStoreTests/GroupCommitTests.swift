@@ -145,6 +145,29 @@ import Testing
         #expect(try store.rateLimits.current(key: "ip", windowStart: window) == 2)
     }
 
+    @Test("a rate-limit chain, a challenge and a sign-in's action are written without a log flush; an ordinary action waits for one")
+    func ceremonyStateWaitsForNoFlush() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-group-commit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = try SQLiteDatabase(path: folder.appendingPathComponent("store.db").path)
+        let store = try Store(database: database)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        try store.projects.create(Fixture.project())
+        let before = database.sync.flushCount
+        #expect(try store.rateLimits.increment([("ip", 10), ("tenant", 100)], windowStart: now) == [1, 1])
+        try store.challenges.create(Fixture.challenge("ch-bookkeeping"))
+        func action(_ id: String) -> AuthsignalActionRecord {
+            AuthsignalActionRecord(id: id, projectID: "p1", externalUserID: nil, actionCode: "signInWithPasskey", idempotencyKey: "key-\(id)",
+                                   state: "CHALLENGE_REQUIRED", stateUpdatedAt: now, createdAt: now)
+        }
+        try store.authsignal.createAction(action("a1"), durability: .process)
+        #expect(database.sync.flushCount == before)
+        #expect(try store.challenges.get(id: "ch-bookkeeping") != nil)
+        #expect(try store.authsignal.action(id: "a1") != nil)
+        try store.authsignal.createAction(action("a2"))
+        #expect(database.sync.flushCount == before + 1)
+    }
+
     @Test("PostgreSQL bookkeeping statements run with synchronous_commit off, others as the durability says", arguments: Durability.allCases)
     func postgresBookkeeping(durability: Durability) throws {
         let database = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), durability: durability)

@@ -535,6 +535,39 @@ struct StoreTests {
         #expect(try store.rateLimits.current(key: "ip:1", windowStart: t0.plus(seconds: 60)) == 1)
     }
 
+    @Test("a chain of limits counts each key in turn up to the first over its limit, the later ones untouched, atomically", arguments: Backend.allCases)
+    func rateLimitChain(backend: Backend) throws {
+        let store = try backend.makeStore()
+        let limits: [(key: String, limit: Int)] = [("ip:a", 2), ("tenant:t", 3), ("deployment", 100)]
+        #expect(try store.rateLimits.increment(limits, windowStart: t0) == [1, 1, 1])
+        #expect(try store.rateLimits.increment(limits, windowStart: t0) == [2, 2, 2])
+        // ip:a goes over its limit: the tenant and deployment counters are not counted.
+        #expect(try store.rateLimits.increment(limits, windowStart: t0) == [3])
+        #expect(try store.rateLimits.current(key: "tenant:t", windowStart: t0) == 2)
+        #expect(try store.rateLimits.current(key: "deployment", windowStart: t0) == 2)
+        // Another address of the tenant: the tenant goes over (3 is within, 4 is not) and stops the chain there.
+        let other: [(key: String, limit: Int)] = [("ip:b", 2), ("tenant:t", 3), ("deployment", 100)]
+        #expect(try store.rateLimits.increment(other, windowStart: t0) == [1, 3, 3])
+        #expect(try store.rateLimits.increment(other, windowStart: t0) == [2, 4])
+        #expect(try store.rateLimits.current(key: "deployment", windowStart: t0) == 3)
+        // One key alone, and another window.
+        #expect(try store.rateLimits.increment([("ip:a", 2)], windowStart: t0.plus(seconds: 60)) == [1])
+
+        // Concurrent chains count exactly: each of 40 hits of two keys is counted once in both.
+        let seen = Mutex<[[Int64]]>([])
+        runConcurrently(20) { _ in
+            for _ in 0..<2 {
+                if let counts = try? store.rateLimits.increment([("ip:c", 1000), ("tenant:c", 1000)], windowStart: t0) {
+                    seen.withLock { $0.append(counts) }
+                }
+            }
+        }
+        #expect(seen.withLock { $0.count } == 40)
+        #expect(seen.withLock { $0.map { $0[0] }.sorted() } == Array(1...40))
+        #expect(seen.withLock { $0.map { $0[1] }.sorted() } == Array(1...40))
+        #expect(try store.rateLimits.current(key: "tenant:c", windowStart: t0) == 40)
+    }
+
     // MARK: Relying party rule
 
     @Test("the relying party ID is locked by passkeys and pending registrations", arguments: Backend.allCases)

@@ -298,24 +298,22 @@ extension AuthsignalService {
         return record
     }
 
-    /// A usernameless sign-in's action: new, or the user-less one of this code its idempotency key names. Made as
-    /// bookkeeping (one atomic transaction whose commit does not wait for the disk): the action lives for this
-    /// ceremony, which a power cut would only fail, and its outcome is written durably when the ceremony ends.
+    /// A usernameless sign-in's action: new, or the user-less one of this code its idempotency key names. A new one is
+    /// written as bookkeeping (its commit does not wait for the disk): it lives for this ceremony, which a power cut
+    /// would only fail, and the ceremony's outcome is written durably.
     private func signInAction(project: Project, actionCode: String, idempotencyKey: String?) throws(SesameError) -> AuthsignalActionRecord {
         let record = try StoreErrors.map { () throws(StoreError) -> AuthsignalActionRecord? in
-            try store.bookkeeping { transaction throws(StoreError) -> AuthsignalActionRecord? in
-                if let idempotencyKey, let existing = try transaction.authsignal.action(projectID: project.id, idempotencyKey: idempotencyKey) {
-                    return existing.externalUserID == nil && existing.actionCode == actionCode ? existing : nil
-                }
-                let configured = try transaction.authsignal.outcome(projectID: project.id, actionCode: actionCode)
-                let state: ActionState = configured == ActionState.block.rawValue ? .block : .challengeRequired
-                let now = clock.now()
-                let record = AuthsignalActionRecord(id: Identifiers.uuid(), projectID: project.id, externalUserID: nil, actionCode: actionCode,
-                                                    idempotencyKey: idempotencyKey ?? Identifiers.uuid(), state: state.rawValue, stateUpdatedAt: now,
-                                                    createdAt: now)
-                try transaction.authsignal.createAction(record)
-                return record
+            if let idempotencyKey, let existing = try store.authsignal.action(projectID: project.id, idempotencyKey: idempotencyKey) {
+                return existing.externalUserID == nil && existing.actionCode == actionCode ? existing : nil
             }
+            let configured = try store.authsignal.outcome(projectID: project.id, actionCode: actionCode)
+            let state: ActionState = configured == ActionState.block.rawValue ? .block : .challengeRequired
+            let now = clock.now()
+            let record = AuthsignalActionRecord(id: Identifiers.uuid(), projectID: project.id, externalUserID: nil, actionCode: actionCode,
+                                                idempotencyKey: idempotencyKey ?? Identifiers.uuid(), state: state.rawValue, stateUpdatedAt: now,
+                                                createdAt: now)
+            try store.authsignal.createAction(record, durability: .process)
+            return record
         }
         guard let record else { throw SesameError(.invalidArgument, "the idempotency key belongs to another action") }
         return record

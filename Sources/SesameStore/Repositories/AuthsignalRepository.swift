@@ -175,15 +175,19 @@ public struct AuthsignalRepository: Sendable {
     // MARK: Actions
 
     /// Inserts an action.
+    /// - Parameter durability: ``Durability/process`` writes it as bookkeeping (``SQLDatabase/bookkeeping(_:_:)``), for
+    ///   an action that lives only for the ceremony in flight.
     /// - Throws: ``StoreError/Code/conflict`` when the tenant already has an action with this idempotency key.
-    public func createAction(_ action: AuthsignalActionRecord) throws(StoreError) {
-        try database.execute(
-            "INSERT INTO authsignal_actions (\(Self.actionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            [
-                .text(action.id), .text(action.projectID), .text(action.externalUserID), .text(action.actionCode), .text(action.idempotencyKey),
-                .text(action.state), .date(action.stateUpdatedAt), .text(action.verificationMethod), .date(action.createdAt),
-            ]
-        )
+    public func createAction(_ action: AuthsignalActionRecord, durability: Durability = .full) throws(StoreError) {
+        let sql = "INSERT INTO authsignal_actions (\(Self.actionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        let values: [SQLValue] = [
+            .text(action.id), .text(action.projectID), .text(action.externalUserID), .text(action.actionCode), .text(action.idempotencyKey),
+            .text(action.state), .date(action.stateUpdatedAt), .text(action.verificationMethod), .date(action.createdAt),
+        ]
+        switch durability {
+        case .full: try database.execute(sql, values)
+        case .process: _ = try database.bookkeeping(sql, values)
+        }
     }
 
     /// The action with this ID.

@@ -6,20 +6,64 @@ public struct RateLimitRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    /// Adds one to the counter of `key` in the window starting at `windowStart`, in one atomic upsert (bookkeeping:
-    /// its commit does not wait for the disk; see ``SQLDatabase/bookkeeping(_:_:)``).
+    /// Adds one to the counter of `key` in the window starting at `windowStart` (``increment(_:windowStart:)`` with
+    /// one key and no limit).
     /// - Returns: the counter after this increment (1 for the first hit in the window).
     public func increment(key: String, windowStart: Date) throws(StoreError) -> Int64 {
-        let row = try database.bookkeeping(
-            """
-            INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, 1)
-            ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1
-            RETURNING count
-            """,
-            [.text(key), .date(windowStart)]
-        ).first
-        guard let row else { throw StoreError(.internalFailure, "rate-limit upsert returned no row") }
-        return try row.integer("count")
+        guard let count = try increment([(key, Int.max)], windowStart: windowStart).last else {
+            throw StoreError(.internalFailure, "rate-limit upsert returned no row")
+        }
+        return count
+    }
+
+    /// Adds one to the counter of each key in turn, in the window starting at `windowStart`, up to the first whose
+    /// counter then exceeds its limit (the later ones are not counted), as one atomic bookkeeping step (its commit does
+    /// not wait for the disk; see ``SQLDatabase/bookkeeping(_:_:)``): on PostgreSQL one statement, a chain of upserts
+    /// each fed by the one before only while that one stayed within its limit, so a counted call costs one round trip;
+    /// on SQLite one bookkeeping transaction of upserts.
+    /// - Parameter limits: distinct keys, each with the most hits its window allows.
+    /// - Returns: the counters after this increment, one per key counted, in order: fewer than `limits` when one
+    ///   exceeded its limit (the last one returned).
+    public func increment(_ limits: [(key: String, limit: Int)], windowStart: Date) throws(StoreError) -> [Int64] {
+        let upsert = "ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1 RETURNING count"
+        guard database.dialect == .postgres else {
+            return try database.bookkeepingTransaction { connection throws(StoreError) -> [Int64] in
+                var counts: [Int64] = []
+                for (key, limit) in limits {
+                    let row = try connection.queryFirst("INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, 1) \(upsert)",
+                                                        [.text(key), .date(windowStart)])
+                    guard let row else { throw StoreError(.internalFailure, "rate-limit upsert returned no row") }
+                    let count = try row.integer("count")
+                    counts.append(count)
+                    if count > Int64(limit) { break }
+                }
+                return counts
+            }
+        }
+        // $1 is the window, then each key, and before each key after the first the limit of the one before it.
+        var steps: [String] = [], parameters: [SQLValue] = [.date(windowStart)]
+        for (index, (key, _)) in limits.enumerated() {
+            let source: String
+            if index == 0 {
+                parameters.append(.text(key))
+                source = "VALUES ($2, $1, 1)"
+            } else {
+                parameters += [.integer(Int64(limits[index - 1].limit)), .text(key)]
+                let before = "c\(index - 1)"
+                source = "SELECT $\(parameters.count), $1, 1 FROM \(before) WHERE \(before).count <= $\(parameters.count - 1)"
+            }
+            steps.append("c\(index) AS (INSERT INTO rate_limits (key, window_start, count) \(source) \(upsert))")
+        }
+        let columns = limits.indices.map { "(SELECT count FROM c\($0)) AS c\($0)" }.joined(separator: ", ")
+        guard let row = try database.bookkeeping("WITH \(steps.joined(separator: ", ")) SELECT \(columns)", parameters).first else {
+            throw StoreError(.internalFailure, "rate-limit upserts returned no row")
+        }
+        var counts: [Int64] = []
+        for index in limits.indices {
+            guard let count = try row.optionalInteger("c\(index)") else { break }
+            counts.append(count)
+        }
+        return counts
     }
 
     /// The counter of `key` in the window starting at `windowStart` (0 when unused).
