@@ -31,7 +31,8 @@ enum ServerRoutes {
         // S2: validate a token from the app.
         router.add(.POST, base + "/validate") { request in
             let project = try Authorization.serverTenant(request, sesame)
-            let body = try AuthsignalAPI.object(request)
+            // Read strictly, as the client API's bodies: the call every sign-in's backend makes.
+            let body = try AuthsignalAPI.members(request)
             guard let token = try Wire.string(body, "token", limit: 4096) else { throw AuthsignalAPI.invalidRequest("token is required.") }
             let userID = try Wire.string(body, "userId"), action = try Wire.string(body, "action", limit: 64)
             let validation = try AuthsignalAPI.call { () throws(SesameError) in

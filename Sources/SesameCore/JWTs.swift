@@ -88,12 +88,23 @@ enum HS256JWT {
     /// The payload of a token whose HMAC under `key` checks (compared in constant time) and whose header says HS256;
     /// `nil` for anything else.
     static func verifiedPayload(_ token: String, key: [UInt8]) -> [UInt8]? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard token.utf8.count <= maximumLength, parts.count == 3, let signature = try? Base64URL.decode(String(parts[2])) else { return nil }
-        let expected = HMAC.sha256(key: key, message: Array("\(parts[0]).\(parts[1])".utf8))
-        guard constantTimeEquals(signature, expected), let header = try? Base64URL.decode(String(parts[0])),
+        guard let parts = segments(token), let signature = try? Base64URL.decode(String(parts.signature)) else { return nil }
+        let expected = HMAC.sha256(key: key, message: Array(parts.signingInput.utf8))
+        guard constantTimeEquals(signature, expected), let header = try? Base64URL.decode(String(parts.header)),
               JSONObjectMembers(header)?.string("alg") == "HS256"
         else { return nil }
-        return try? Base64URL.decode(String(parts[1]))
+        return try? Base64URL.decode(String(parts.payload))
+    }
+
+    /// The parts of a compact token of at most ``maximumLength`` bytes and exactly three dot-separated parts, found
+    /// byte by byte; `signingInput` is the header, the dot and the payload, as signed.
+    static func segments(_ token: String) -> (header: Substring, payload: Substring, signature: Substring, signingInput: Substring)? {
+        let utf8 = token.utf8, dot = UInt8(ascii: ".")
+        guard utf8.count <= maximumLength, let first = utf8.firstIndex(of: dot) else { return nil }
+        let payloadStart = utf8.index(after: first)
+        guard let second = utf8[payloadStart...].firstIndex(of: dot) else { return nil }
+        let signatureStart = utf8.index(after: second)
+        guard !utf8[signatureStart...].contains(dot) else { return nil }
+        return (token[..<first], token[payloadStart..<second], token[signatureStart...], token[..<second])
     }
 }

@@ -36,5 +36,12 @@ import Testing
         #expect(Authorization.bearer(Self.request("bearer   a.b.c ")) == "a.b.c")
         #expect(Authorization.bearer(Self.request("Bearer ")) == nil)
         #expect(Authorization.bearer(Self.request("Basic a.b.c")) == nil)
+        #expect(Authorization.bearer(Self.request("BEARER a.b.c")) == "a.b.c")
+        #expect(Authorization.bearer(Self.request("Bearer \ta.b.c\t")) == "a.b.c")
+        // Only letters fold: a byte that is a space when its 0x20 bit is set is not a space.
+        #expect(Authorization.bearer(Self.request("Bearer\u{0}a.b.c")) == nil)
+        #expect(Authorization.bearer(Self.request("Bearer@a.b.c")) == nil)
+        #expect(Authorization.bearer(Self.request("Bear")) == nil)
+        #expect(Authorization.basic(Self.request("BASIC \t" + Data("tenant-1:".utf8).base64EncodedString())) == "tenant-1:")
     }
 }

@@ -89,8 +89,7 @@ struct AuthsignalTokens {
         let invalid = SesameError(.unauthorized, "the token is malformed or forged", reason: "token_invalid")
         // The tenant is read from the payload before its signature is checked only to choose the key that checks it;
         // the claims are trusted once the signature over these very bytes verified.
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard token.utf8.count <= HS256JWT.maximumLength, parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
+        guard let parts = HS256JWT.segments(token), let payload = try? Base64URL.decode(String(parts.payload)),
               let claims = AuthsignalTokenClaims(payload: payload), projectID == nil || projectID == claims.aud
         else { throw invalid }
         let tenant = claims.aud
