@@ -52,6 +52,7 @@ public struct APIKeyService: Sendable {
         let record = APIKeyRecord(id: Identifiers.unique(), projectID: projectID, name: name, secretHash: Identifiers.hash(secret),
                                   scopes: scopes.map(\.rawValue).sorted(), createdAt: clock.now(), lastUsedAt: nil, revokedAt: nil)
         try StoreErrors.map { () throws(StoreError) in try store.apiKeys.create(record) }
+        cache.noteChange()
         return (APIKey(record: record), secret)
     }
 
@@ -86,6 +87,7 @@ public struct APIKeyService: Sendable {
     /// - Throws: `not_found`.
     public func revoke(projectID: String, id: String) throws(SesameError) {
         let revoked = try StoreErrors.map { () throws(StoreError) in try store.apiKeys.revoke(projectID: projectID, id: id, at: clock.now()) }
+        cache.noteChange()
         guard revoked else { throw SesameError(.notFound, "API key") }
     }
 }

@@ -11,6 +11,10 @@ import Synchronization
 /// that starts after a change committed anywhere sees it: a revoked key fails on every node from the next request.
 /// A load that raced with a change is not kept (``State/generation``).
 ///
+/// Within one request (``Sesame/servingOneRequest(_:)``) the version is read once, at its first lookup, and the later
+/// lookups use that reading, until the request changes configuration itself (``noteChange()``): a request is served
+/// from one view of the configuration, taken after it started.
+///
 /// A key's last use is written at most once per ``touchInterval`` per node, not per request.
 final class ConfigurationCache: Sendable {
     /// How often a key's `lastUsedAt` is written, at most, per node.
@@ -33,9 +37,31 @@ final class ConfigurationCache: Sendable {
 
     init() {}
 
-    /// Reads the store's version and drops what it outdates; returns the generation lookups store under.
+    /// One request's reading of the configuration version, used by one request on one thread at a time.
+    final class RequestMemo: @unchecked Sendable {
+        var version: Int64?
+        /// The memo of the request being served on this thread, if any.
+        @TaskLocal static var current: RequestMemo?
+    }
+
+    /// Version reads made so far, by every request (tests count them).
+    private let versionReads = Atomic<Int>(0)
+    var versionReadCount: Int { versionReads.load(ordering: .relaxed) }
+
+    /// Forgets the current request's reading of the version, after the request changed configuration.
+    func noteChange() { RequestMemo.current?.version = nil }
+
+    /// Reads the store's version (once per request) and drops what it outdates; returns the generation lookups store
+    /// under.
     private func validate(_ store: Store) throws(SesameError) -> UInt64 {
+        let memo = RequestMemo.current
+        // The request's reading still holds while the cache is at that version or a later one.
+        if let read = memo?.version, let generation = state.withLock({ $0.version.map { $0 >= read } == true ? $0.generation : nil }) {
+            return generation
+        }
         let version = try StoreErrors.map { () throws(StoreError) in try store.configurationVersion.current() }
+        versionReads.add(1, ordering: .relaxed)
+        memo?.version = version
         return state.withLock { state in
             if state.version != version {
                 state = State(version: version, generation: state.generation &+ 1)

@@ -60,6 +60,7 @@ public struct ProjectService: Sendable {
         let record = ProjectRecord(id: id, name: name, rpID: rpID, rpName: relyingPartyName ?? name,
                                    authMethods: authMethods, createdAt: now, updatedAt: now)
         try StoreErrors.map { () throws(StoreError) in try store.projects.create(record) }
+        cache.noteChange()
         return Project(record: record, platforms: [])
     }
 
@@ -94,6 +95,7 @@ public struct ProjectService: Sendable {
         } catch {
             throw StoreErrors.translate(error)
         }
+        cache.noteChange()
         return try get(projectID)
     }
 
@@ -104,6 +106,7 @@ public struct ProjectService: Sendable {
         let record = ProjectRecord(id: project.id, name: project.name, rpID: project.relyingPartyID, rpName: project.relyingPartyName,
                                    authMethods: project.authMethods, createdAt: project.createdAt, updatedAt: clock.now())
         try StoreErrors.map { () throws(StoreError) in try store.projects.update(record) }
+        cache.noteChange()
         return project
     }
 
@@ -121,6 +124,7 @@ public struct ProjectService: Sendable {
         } catch {
             throw StoreErrors.translate(error)
         }
+        cache.noteChange()
         return try get(projectID)
     }
 
@@ -134,6 +138,7 @@ public struct ProjectService: Sendable {
         try StoreErrors.map { () throws(StoreError) in
             try store.projects.setAttestationPolicy(projectID: projectID, json: policy == .default ? nil : policy.jsonText, at: clock.now())
         }
+        cache.noteChange()
         return try get(projectID)
     }
 
@@ -145,6 +150,7 @@ public struct ProjectService: Sendable {
         let entry = PlatformEntry(id: try UserService.checkID(id), name: try Self.checkName(name ?? platform.kind),
                                   platform: try Self.validated(platform), createdAt: clock.now())
         try StoreErrors.map { () throws(StoreError) in try store.platforms.add(entry.record(projectID: projectID)) }
+        cache.noteChange()
         return entry
     }
 
@@ -161,6 +167,7 @@ public struct ProjectService: Sendable {
         let entry = PlatformEntry(id: platformID, name: try Self.checkName(name), platform: try Self.validated(platform),
                                   createdAt: existing.createdAt)
         _ = try StoreErrors.map { () throws(StoreError) in try store.platforms.update(entry.record(projectID: projectID)) }
+        cache.noteChange()
         return entry
     }
 
@@ -168,6 +175,7 @@ public struct ProjectService: Sendable {
     /// - Throws: `not_found` when the project has no such platform.
     public func removePlatform(projectID: String, platformID: String) throws(SesameError) {
         let removed = try StoreErrors.map { () throws(StoreError) in try store.platforms.remove(projectID: projectID, id: platformID) }
+        cache.noteChange()
         guard removed else { throw SesameError(.notFound, "platform") }
     }
 

@@ -41,6 +41,12 @@ public struct Sesame: Sendable {
     /// What signs verification tokens: the stored signing keys unless a test replaced it.
     public var tokenSigner: any VerificationTokenSigner { signerOverride ?? signingKeys }
 
+    /// Serves one request in `body`: its configuration lookups read the configuration version once, at the first,
+    /// instead of at each (see ``ConfigurationCache``). The server wraps every request in it.
+    public static func servingOneRequest<T>(_ body: () throws -> T) rethrows -> T {
+        try ConfigurationCache.RequestMemo.$current.withValue(ConfigurationCache.RequestMemo(), operation: body)
+    }
+
     /// Creates the domain over an opened store.
     /// - Parameters:
     ///   - masterKeys: the master keys (``MasterKeyring/none`` leaves every sealed secret unusable).

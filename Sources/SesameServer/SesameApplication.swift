@@ -43,15 +43,28 @@ public final class SesameApplication: Sendable {
     /// Answers `request` through the router and records it as the HTTP server does (in-process callers and tests).
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
-        let response = router.respond(to: request)
+        let response = OneRequest(router: router).respond(to: request)
         observe(request, response, ContinuousClock.now - started)
         return response
     }
 
     /// An HTTP server for this application.
     public func makeServer(configuration: HTTPServer.Configuration) -> HTTPServer {
-        HTTPServer(configuration: configuration, responder: router, observer: { [self] request, response, duration in
+        HTTPServer(configuration: configuration, responder: OneRequest(router: router), observer: { [self] request, response, duration in
             observe(request, response, duration)
         })
+    }
+}
+
+/// The router, each request served from one reading of the configuration version (``Sesame/servingOneRequest(_:)``).
+private struct OneRequest: HTTPResponder {
+    let router: Router
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        Sesame.servingOneRequest { router.respond(to: request) }
+    }
+
+    func respond(to error: HTTPError, for request: HTTPRequest) -> HTTPResponse {
+        router.respond(to: error, for: request)
     }
 }

@@ -152,6 +152,48 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
         #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate(secret, requiring: .usersWrite) }
     }
 
+    @Test("one request reads the version once; another node's change is seen by the next request, the request's own at once",
+          arguments: Backend.allCases)
+    func oneReadPerRequest(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        let (_, secret) = try sesame.apiKeys.create(projectID: project.id, name: "server", scopes: [.usersWrite])
+        let cache = sesame.configurationCache
+        // Outside a request, every lookup reads the version.
+        var before = cache.versionReadCount
+        _ = try sesame.apiKeys.authenticate(secret, requiring: .usersWrite)
+        _ = try sesame.projects.get(project.id)
+        #expect(cache.versionReadCount == before + 2)
+        // Inside one, the first lookup reads it and the others use that reading.
+        before = cache.versionReadCount
+        try Sesame.servingOneRequest {
+            _ = try sesame.apiKeys.authenticate(secret, requiring: .usersWrite)
+            for _ in 0..<3 { #expect(try sesame.projects.get(project.id).relyingPartyID == "shop.example") }
+            // Another node (here: the store beside the services) changes the relying party meanwhile: this request
+            // keeps its view.
+            try sesame.store.projects.setRelyingParty(projectID: project.id, rpID: "login.shop.example", rpName: "Shop", at: Date())
+            #expect(try sesame.projects.get(project.id).relyingPartyID == "shop.example")
+        }
+        #expect(cache.versionReadCount == before + 1)
+        // The next request sees it.
+        #expect(try Sesame.servingOneRequest { try sesame.projects.get(project.id).relyingPartyID } == "login.shop.example")
+        // A request's own change is seen by its next lookup (the change reads the version again).
+        try Sesame.servingOneRequest {
+            #expect(try sesame.projects.get(project.id).platforms.isEmpty)
+            let added = try sesame.projects.addPlatform(projectID: project.id, .web(hostname: "shop.example"))
+            #expect(try sesame.projects.get(project.id).platforms.map(\.id) == [added.id])
+            #expect(try sesame.projects.setRelyingParty(projectID: project.id, id: "shop.example", name: "Shop").relyingPartyID == "shop.example")
+            #expect(try sesame.projects.get(project.id).relyingPartyID == "shop.example")
+        }
+        // A key revoked inside a request fails that request's next authentication.
+        let (other, otherSecret) = try sesame.apiKeys.create(projectID: project.id, name: "other", scopes: [.usersWrite])
+        try Sesame.servingOneRequest {
+            _ = try sesame.apiKeys.authenticate(otherSecret, requiring: .usersWrite)
+            try sesame.apiKeys.revoke(projectID: project.id, id: other.id)
+            #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate(otherSecret, requiring: .usersWrite) }
+        }
+    }
+
     @Test("a key's last use is written on its first use, then at most once a minute", arguments: Backend.allCases)
     func touchOncePerMinute(backend: Backend) throws {
         let clock = ManualClock()
