@@ -312,23 +312,8 @@ private final class AssertionDelegate: NSObject, ASAuthorizationControllerDelega
     func authorizationController(
         controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization
     ) {
-        guard let assertion = authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion,
-              let authenticatorData = assertion.rawAuthenticatorData, let signature = assertion.signature
-        else {
-            return finish(.failure(.failed))
-        }
-        let userID: Data? = assertion.userID
-        let id = Base64URL.encode(assertion.credentialID)
-        finish(
-            .success(
-                AuthenticationResponseJSON(
-                    id: id, rawID: id,
-                    response: AuthenticatorAssertionResponseJSON(
-                        clientDataJSON: Base64URL.encode(assertion.rawClientDataJSON),
-                        authenticatorData: Base64URL.encode(authenticatorData),
-                        signature: Base64URL.encode(signature),
-                        userHandle: userID.map { Base64URL.encode($0) }),
-                    authenticatorAttachment: "platform")))
+        guard let response = AuthenticationResponseJSON(platform: authorization.credential) else { return finish(.failure(.failed)) }
+        finish(.success(response))
     }
 
     func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
