@@ -345,6 +345,12 @@ struct StoreTests {
         #expect(try store.credentials.find(rpID: "example.org", credentialID: first.credentialID) == first)
         #expect(try store.credentials.find(rpID: "other.org", credentialID: first.credentialID) == nil)
         #expect(try store.credentials.get(id: "c1") == first)
+        // With its owner, in one read: the same passkey and the same user as two reads give.
+        let withOwner = try #require(try store.credentials.findWithOwner(rpID: "example.org", credentialID: first.credentialID))
+        #expect(withOwner.credential == first)
+        #expect(withOwner.owner == (try store.users.get(projectID: "p1", id: "u1")))
+        #expect(try store.credentials.findWithOwner(rpID: "other.org", credentialID: first.credentialID) == nil)
+        #expect(try store.credentials.findWithOwner(rpID: "example.org", credentialID: Array("no-such".utf8)) == nil)
 
         // The same credential ID under another relying party is a different passkey; under the same one, a conflict.
         var sameIDOtherRP = Fixture.credential("c2", credentialID: first.credentialID)

@@ -220,9 +220,10 @@ public struct CeremonyEngine: Sendable {
         let credential: AuthenticationCredential
         do { credential = try AuthenticationCredential(json: credentialJSON) } catch { throw SesameError.verification(error) }
         // §7.2 steps 5-7: the credential by rawId among the project's passkeys on this relying party, and its owner.
-        let stored = try StoreErrors.map { () throws(StoreError) in try store.credentials.find(rpID: policy.id, credentialID: credential.rawID) }
-        guard let stored, stored.projectID == project.id,
-              let owner = try StoreErrors.map({ () throws(StoreError) in try store.users.get(projectID: project.id, id: stored.userID) })
+        let found = try StoreErrors.map { () throws(StoreError) in
+            try store.credentials.findWithOwner(rpID: policy.id, credentialID: credential.rawID)
+        }
+        guard let (stored, owner) = found, stored.projectID == project.id, owner.projectID == project.id
         else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
         let userIdentification: UserIdentification
         switch identification {

@@ -49,8 +49,9 @@ public struct UserRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    private static let columns =
+    static let columns =
         "id, project_id, email, name, password_hash, status, user_handle, created_at, updated_at, mfa, email_verified"
+    static let columnCount = columns.split(separator: ",").count
 
     /// Inserts a user.
     /// - Throws: ``StoreError/Code/conflict`` when the ID, the email within the project or the user handle exists;
@@ -137,7 +138,7 @@ public struct UserRepository: Sendable {
         try database.execute("DELETE FROM users WHERE project_id = $1 AND id = $2", [.text(projectID), .text(id)]) > 0
     }
 
-    private static func record(_ row: SQLRow) throws(StoreError) -> UserRecord {
+    static func record(_ row: SQLRow) throws(StoreError) -> UserRecord {
         UserRecord(
             id: try row.text("id"), projectID: try row.text("project_id"), email: try row.optionalText("email"),
             name: try row.optionalText("name"), passwordHash: try row.optionalText("password_hash"),
