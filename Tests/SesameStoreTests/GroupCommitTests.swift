@@ -9,9 +9,7 @@ import Testing
 @Suite struct GroupCommitTests {
     /// A fresh SQLite database with a table of numbered rows.
     static func database() throws -> SQLiteDatabase {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-group-commit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("test.db").path)
+        let database = try SQLiteDatabase(path: try freshSQLitePath())
         try database.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, note TEXT NOT NULL)", [])
         return database
     }
@@ -83,14 +81,13 @@ import Testing
 
     @Test("with process durability a commit waits for no flush; with full, for one")
     func processDurability() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-durability-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let relaxed = try SQLiteDatabase(path: folder.appendingPathComponent("test.db").path, durability: .process)
+        let path = try freshSQLitePath()
+        let relaxed = try SQLiteDatabase(path: path, durability: .process)
         try relaxed.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, note TEXT NOT NULL)", [])
         try relaxed.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
         #expect(relaxed.sync.flushCount == 0)
         #expect(try Self.storedIDs(relaxed) == [1])
-        let strict = try SQLiteDatabase(path: folder.appendingPathComponent("test.db").path, durability: .full)
+        let strict = try SQLiteDatabase(path: path, durability: .full)
         try strict.execute("INSERT INTO rows (id, note) VALUES (2, 'two')", [])
         #expect(strict.sync.flushCount == 1)
     }
@@ -130,9 +127,7 @@ import Testing
 
     @Test("rate-limit counters of several keys are counted in one bookkeeping transaction of the store, without a log flush")
     func storeBookkeeping() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-group-commit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("store.db").path)
+        let database = try SQLiteDatabase(path: try freshSQLitePath())
         let store = try Store(database: database)
         let window = Date(timeIntervalSince1970: 1_800_000_000)
         let before = database.sync.flushCount
@@ -147,9 +142,7 @@ import Testing
 
     @Test("a rate-limit chain, a challenge and a sign-in's action are written without a log flush; an ordinary action waits for one")
     func ceremonyStateWaitsForNoFlush() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-group-commit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("store.db").path)
+        let database = try SQLiteDatabase(path: try freshSQLitePath())
         let store = try Store(database: database)
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         try store.projects.create(Fixture.project())

@@ -14,10 +14,7 @@ import Testing
 
     @Test("rows of the four tables stored before migration 14 survive it, with their indexes; the tables are keyed by their primary key")
     func rowsSurvive() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-migration-14-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("test.db").path)
+        let database = try SQLiteDatabase(path: try freshSQLitePath())
         try Migrator.migrate(database, migrations: Schema.migrations.filter { $0.version < 14 })
         // Rows written through the repositories over the database as migration 13 left it.
         let rateLimits = RateLimitRepository(database: database), challenges = ChallengeRepository(database: database)
