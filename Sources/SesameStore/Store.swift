@@ -20,11 +20,14 @@ public enum Durability: String, Sendable, CaseIterable {
 public final class Store: Repositories, Sendable {
     /// The database the repositories use.
     public let database: any SQLDatabase
+    /// On SQLite, the rate-limit counters, which live in the serving process (see ``RateLimitRepository``).
+    let rateCounters: WindowCounters?
 
     /// Wraps an open database and applies pending migrations.
     /// - Throws: ``StoreError/Code/migrationFailed`` when the schema cannot be brought up to date.
     public init(database: any SQLDatabase) throws(StoreError) {
         self.database = database
+        rateCounters = database.dialect == .sqlite ? WindowCounters() : nil
         try Migrator.migrate(database)
     }
 
@@ -87,6 +90,12 @@ public final class Store: Repositories, Sendable {
         defer { scope.end() }
         return try body(StoreTransaction(database: scope))
     }
+}
+
+extension Store {
+    /// Fixed-window rate-limit counters, each call its own atomic step (never part of a transaction: on SQLite they
+    /// live in this process's memory).
+    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database, counters: rateCounters) }
 }
 
 /// The repositories of one open transaction; see ``Store/transaction(_:)``.
@@ -159,8 +168,6 @@ extension Repositories {
     public var apiKeys: APIKeyRepository { APIKeyRepository(database: database) }
     /// One-time challenges.
     public var challenges: ChallengeRepository { ChallengeRepository(database: database) }
-    /// Fixed-window rate-limit counters.
-    public var rateLimits: RateLimitRepository { RateLimitRepository(database: database) }
     /// Users of projects.
     public var users: UserRepository { UserRepository(database: database) }
     /// Passkeys.

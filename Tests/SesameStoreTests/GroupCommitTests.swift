@@ -125,19 +125,19 @@ import Testing
         #expect(database.sync.flushCount == before)
     }
 
-    @Test("rate-limit counters of several keys are counted in one bookkeeping transaction of the store, without a log flush")
+    @Test("several writes in one bookkeeping transaction of the store commit together, without a log flush")
     func storeBookkeeping() throws {
         let database = try SQLiteDatabase(path: try freshSQLitePath())
         let store = try Store(database: database)
-        let window = Date(timeIntervalSince1970: 1_800_000_000)
+        try store.projects.create(Fixture.project())
         let before = database.sync.flushCount
-        let counts = try store.bookkeeping { transaction throws(StoreError) in
-            [try transaction.rateLimits.increment(key: "ip", windowStart: window), try transaction.rateLimits.increment(key: "tenant", windowStart: window),
-             try transaction.rateLimits.increment(key: "ip", windowStart: window)]
+        try store.bookkeeping { transaction throws(StoreError) in
+            try transaction.challenges.create(Fixture.challenge("ch-1"))
+            try transaction.challenges.create(Fixture.challenge("ch-2"))
         }
-        #expect(counts == [1, 1, 2])
         #expect(database.sync.flushCount == before)
-        #expect(try store.rateLimits.current(key: "ip", windowStart: window) == 2)
+        #expect(try store.challenges.get(id: "ch-1") != nil)
+        #expect(try store.challenges.get(id: "ch-2") != nil)
     }
 
     @Test("a rate-limit chain, a challenge and a sign-in's action are written without a log flush; an ordinary action waits for one")

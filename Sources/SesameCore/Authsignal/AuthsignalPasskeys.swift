@@ -4,7 +4,7 @@ import WebAuthn
 
 /// How the transaction of a verified sign-in ended.
 enum SignInCompletion {
-    case completed(owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey)
+    case completed(owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey, details: AuthsignalPasskeyDetails?)
     /// The passkey's owner is not a user of the face.
     case notOurs
     /// The backend decided the action's state meanwhile (`BLOCK`, a review).
@@ -205,13 +205,14 @@ extension AuthsignalService {
     {
         let project = caller.project
         let policy = try sesame.passkeys.relyingParty(project, requestOrigin: requestOrigin)
-        let action = try StoreErrors.map { () throws(StoreError) -> AuthsignalActionRecord? in
+        let bound = try StoreErrors.map { () throws(StoreError) -> (ChallengeRecord, AuthsignalActionRecord)? in
             guard let pending = try store.challenges.get(id: challengeID), pending.projectID == project.id,
-                  pending.purpose == ChallengeBinding.actionPurpose, let actionID = pending.requestID
+                  pending.purpose == ChallengeBinding.actionPurpose, let actionID = pending.requestID,
+                  let action = try store.authsignal.action(id: actionID)
             else { return nil }
-            return try store.authsignal.action(id: actionID)
+            return (pending, action)
         }
-        guard let action else { throw CeremonyEngine.challengeExpired }
+        guard let (pending, action) = bound else { throw CeremonyEngine.challengeExpired }
         if case .token(let claims, _) = caller, claims.other.idempotencyKey != action.idempotencyKey { throw CeremonyEngine.challengeExpired }
         var identification = CeremonyIdentification.usernameless
         if let external = action.externalUserID,
@@ -222,7 +223,7 @@ extension AuthsignalService {
         let finished: SignInCompletion
         do {
             finished = try sesame.ceremonies.finishAuthentication(
-                credentialJSON, challengeID: challengeID, binding: .action(actionID: action.id), project: project, policy: policy,
+                credentialJSON, challengeID: challengeID, stored: pending, binding: .action(actionID: action.id), project: project, policy: policy,
                 identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification
             ) { transaction, passkey throws(StoreError) -> SignInCompletion in
                 // A passkey of a project user the face does not know (another face's account) is no passkey here.
@@ -231,7 +232,7 @@ extension AuthsignalService {
                                                           verificationMethod: passkeyVerificationMethod, externalUserID: owner.externalID, at: now,
                                                           onlyFrom: ActionState.ceremonyOpen.map(\.rawValue))
                 else { return .closed }
-                return .completed(owner: owner, passkey: passkey)
+                return .completed(owner: owner, passkey: passkey, details: try transaction.authsignal.passkeyDetails(credentialRowID: passkey.stored.id))
             }
         } catch where error.code == .verificationFailed || error.code == .blocked {
             try markFailed(action)
@@ -241,20 +242,19 @@ extension AuthsignalService {
             }
             return .refused(.notVerified, reason: error.reason)
         }
-        let owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey
+        let owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey, details: AuthsignalPasskeyDetails?
         switch finished {
         case .notOurs:
             try markFailed(action)
             return .refused(.unknownCredential, reason: "unknown_credential")
         case .closed: return .refused(.notVerified, reason: "action_closed")
-        case .completed(let user, let used): (owner, passkey) = (user, used)
+        case .completed(let user, let used, let stored): (owner, passkey, details) = (user, used, stored)
         }
         // The passkey as this use left it.
         var credential = passkey.stored
         credential.signCount = Int64(passkey.verified.newSignCount)
         credential.backedUp = passkey.verified.backedUp
         credential.lastUsedAt = now
-        let details = try StoreErrors.map { () throws(StoreError) in try store.authsignal.passkeyDetails(credentialRowID: credential.id) }
         let authenticator = AuthsignalAuthenticator(credential, details: details, user: owner)
         let result = try tokens.mint(projectID: project.id, userID: owner.externalID, action: action.view, scopes: Self.resultScopes)
         return .verified(ActionPasskeyResult(token: result, userID: owner.externalID, authenticator: authenticator,

@@ -163,11 +163,14 @@ public struct CeremonyEngine: Sendable {
     /// is verified against the challenge as stored (reads only), then the challenge is taken back for `binding`, the
     /// use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused one too (then
     /// that is its only write); of concurrent finishes of one challenge exactly one gets it.
-    /// - Parameter effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
+    /// - Parameters:
+    ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
+    ///     again; checked the same way.
+    ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
     /// - Throws: as ``finishAuthentication(_:challenge:project:policy:identification:userVerification:)``, and what
     ///   ``consume(_:binding:project:)`` throws.
-    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, binding: ChallengeBinding, project: Project,
-                                        policy: RelyingPartyPolicy, identification: CeremonyIdentification,
+    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
+                                        project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
                                         userVerification: UserVerificationPolicy,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
@@ -178,7 +181,7 @@ public struct CeremonyEngine: Sendable {
         }
         let assertion: AuthenticatedPasskey
         do {
-            let pending = try peek(challengeID, binding: binding, project: project)
+            let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
             assertion = try verify(credentialJSON, challenge: pending, project: project, policy: policy, identification: identification,
                                    userVerification: userVerification)
         } catch {
@@ -375,11 +378,13 @@ extension CeremonyEngine {
         return consumed?.projectID == project.id ? consumed : nil
     }
 
-    /// The stored challenge `id` as ``take(_:binding:project:now:from:)`` would take it, left in place.
+    /// The stored challenge `id` (read now, unless the caller read it as `stored`) as
+    /// ``take(_:binding:project:now:from:)`` would take it, left in place.
     /// - Throws: `expired` (`challenge_expired`) when it would not be taken.
-    fileprivate func peek(_ id: String, binding: ChallengeBinding, project: Project) throws(SesameError) -> ChallengeRecord {
-        let pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: id) }
-        guard let pending, !pending.isExpired(at: clock.now()), pending.purpose == binding.purpose, pending.projectID == project.id
+    fileprivate func peek(_ id: String, binding: ChallengeBinding, project: Project, stored: ChallengeRecord?) throws(SesameError) -> ChallengeRecord {
+        var pending = stored
+        if pending == nil { pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: id) } }
+        guard let pending, pending.id == id, !pending.isExpired(at: clock.now()), pending.purpose == binding.purpose, pending.projectID == project.id
         else { throw Self.challengeExpired }
         switch binding {
         case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):

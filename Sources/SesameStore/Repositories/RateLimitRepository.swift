@@ -1,10 +1,17 @@
 import Foundation
 
-/// Fixed-window counters shared by every server node.
+/// Fixed-window rate-limit counters: on PostgreSQL rows of `rate_limits`, shared by every server node; on SQLite held
+/// in the serving process's memory (one process serves an embedded database, so it sees every hit; a restart starts
+/// the windows over; see `WindowCounters`).
 public struct RateLimitRepository: Sendable {
     public let database: any SQLDatabase
+    /// SQLite's counters (the store's); `nil` on PostgreSQL.
+    let counters: WindowCounters?
 
-    public init(database: any SQLDatabase) { self.database = database }
+    init(database: any SQLDatabase, counters: WindowCounters?) {
+        self.database = database
+        self.counters = counters
+    }
 
     /// Adds one to the counter of `key` in the window starting at `windowStart` (``increment(_:windowStart:)`` with
     /// one key and no limit).
@@ -17,29 +24,16 @@ public struct RateLimitRepository: Sendable {
     }
 
     /// Adds one to the counter of each key in turn, in the window starting at `windowStart`, up to the first whose
-    /// counter then exceeds its limit (the later ones are not counted), as one atomic bookkeeping step (its commit does
-    /// not wait for the disk; see ``SQLDatabase/bookkeeping(_:_:)``): on PostgreSQL one statement, a chain of upserts
-    /// each fed by the one before only while that one stayed within its limit, so a counted call costs one round trip;
-    /// on SQLite one bookkeeping transaction of upserts.
+    /// counter then exceeds its limit (the later ones are not counted), as one atomic step: on PostgreSQL one
+    /// bookkeeping statement (its commit does not wait for the disk; see ``SQLDatabase/bookkeeping(_:_:)``), a chain of
+    /// upserts each fed by the one before only while that one stayed within its limit, so a counted call costs one
+    /// round trip; on SQLite one step of the process's counters.
     /// - Parameter limits: distinct keys, each with the most hits its window allows.
     /// - Returns: the counters after this increment, one per key counted, in order: fewer than `limits` when one
     ///   exceeded its limit (the last one returned).
     public func increment(_ limits: [(key: String, limit: Int)], windowStart: Date) throws(StoreError) -> [Int64] {
+        if let counters { return counters.increment(limits, windowStart: windowStart) }
         let upsert = "ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1 RETURNING count"
-        guard database.dialect == .postgres else {
-            return try database.bookkeepingTransaction { connection throws(StoreError) -> [Int64] in
-                var counts: [Int64] = []
-                for (key, limit) in limits {
-                    let row = try connection.queryFirst("INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, 1) \(upsert)",
-                                                        [.text(key), .date(windowStart)])
-                    guard let row else { throw StoreError(.internalFailure, "rate-limit upsert returned no row") }
-                    let count = try row.integer("count")
-                    counts.append(count)
-                    if count > Int64(limit) { break }
-                }
-                return counts
-            }
-        }
         // $1 is the window, then each key, and before each key after the first the limit of the one before it.
         var steps: [String] = [], parameters: [SQLValue] = [.date(windowStart)]
         for (index, (key, _)) in limits.enumerated() {
@@ -68,7 +62,8 @@ public struct RateLimitRepository: Sendable {
 
     /// The counter of `key` in the window starting at `windowStart` (0 when unused).
     public func current(key: String, windowStart: Date) throws(StoreError) -> Int64 {
-        try database.queryFirst(
+        if let counters { return counters.current(key: key, windowStart: windowStart) }
+        return try database.queryFirst(
             "SELECT count FROM rate_limits WHERE key = $1 AND window_start = $2", [.text(key), .date(windowStart)]
         )?.integer("count") ?? 0
     }
@@ -77,6 +72,7 @@ public struct RateLimitRepository: Sendable {
     /// - Returns: how many were deleted.
     @discardableResult
     public func prune(before time: Date) throws(StoreError) -> Int {
-        try database.execute("DELETE FROM rate_limits WHERE window_start < $1", [.date(time)])
+        if let counters { return counters.prune(before: time) }
+        return try database.execute("DELETE FROM rate_limits WHERE window_start < $1", [.date(time)])
     }
 }
