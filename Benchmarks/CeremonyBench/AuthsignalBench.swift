@@ -6,11 +6,9 @@ import SesameTestSupport
 /// (`POST /client/challenge`), options, the software authenticator's signature, verify, then the backend's
 /// `POST /validate` with the tenant secret. Its server CPU per ceremony is compared with the Appwrite sign-in's.
 enum AuthsignalBench {
-    /// The face's sign-in ceremonies on `server`, whose project `CeremonyBench.enrol` pointed at `bench.example`.
-    /// - Returns: ceremonies per second, their latencies, their count, and the server's CPU seconds over the window.
-    static func ceremonies(_ server: Server, binary: String, database: String, seconds: Double, workers: Int)
-        -> (rate: Double, latencies: [Double], count: Int, cpu: Double)
-    {
+    /// Sets up a tenant secret and one user with a passkey per worker on `server`, whose project `CeremonyBench.enrol`
+    /// pointed at `bench.example`; returns one sign-in ceremony of worker `index`'s user.
+    static func ceremony(_ server: Server, binary: String, database: String, workers: Int) -> @Sendable (Int, LoopbackClient) -> Void {
         let keys = database.hasPrefix("postgres") ? ["--master-key-file", Server.masterKeyFile(binary: binary, database: database)] : []
         let created = try! ChildProcess.run(binary, ["authsignal", "secret", "create", "--db", database] + keys)
         precondition(created.status == 0, "sesame authsignal secret create failed: \(created.standardError)")
@@ -37,8 +35,7 @@ enum AuthsignalBench {
             enrolled.append(authenticator)
         }
         let authenticators = enrolled
-        let cpuBefore = server.cpuSeconds()
-        let (rate, latencies, count) = CeremonyBench.measure(port: server.port, workers: workers, seconds: seconds) { index, client in
+        return { index, client in
             let challenge = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/challenge", headers: app,
                                                             body: #"{"action":"signInWithPasskey"}"#), 200).json
             let started = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/user-authenticators/passkey/authentication-options",
@@ -54,6 +51,5 @@ enum AuthsignalBench {
                                                             body: #"{"token":"\#(token)","action":"signInWithPasskey"}"#), 200).json
             precondition(validated["isValid"] as? Bool == true, "validate: \(validated)")
         }
-        return (rate, latencies, count, server.cpuSeconds() - cpuBefore)
     }
 }

@@ -30,7 +30,9 @@ struct CeremonyResult: Encodable {
 enum CeremonyBench {
     static let origin = "https://bench.example"
 
-    /// Each backend at full durability (the default; PostgreSQL with fsync on), then at `--durability process`.
+    /// Each backend at full durability (the default; PostgreSQL with fsync on), then at `--durability process`: the
+    /// Appwrite sign-in and the Authsignal one on the same server, in alternating rounds (so that a drift of the host's
+    /// speed during the run weighs on both alike, and their CPU ratio holds still).
     static func run(sesame: String, seconds: Double, workers: Int) {
         for backend in ["sqlite", "postgres"] {
             for durability in ["full", "process"] {
@@ -40,55 +42,69 @@ enum CeremonyBench {
                 // The Authsignal ceremonies below come from one address, far faster than the client API's per-IP limit.
                 let server = Server(binary: sesame, database: database, arguments: ["--durability", durability, "--inline-ip-limit", "100000000"])
                 defer { server.stop() }
-                let (rate, latencies, count, cpu) = ceremonies(server, seconds: seconds, workers: workers)
-                let cpuPerCeremony = count == 0 ? 0 : cpu * 1000 / Double(count)
+                let appwrite = appwriteCeremony(server, workers: workers)
+                let authsignal = AuthsignalBench.ceremony(server, binary: sesame, database: database, workers: workers)
+                let runs = alternate(server, seconds: seconds, workers: workers, [appwrite, authsignal])
                 let ceiling = es256VerifiesPerSecond(seconds: min(seconds, 2))
-                let sorted = latencies.sorted()
-                func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
-                let result = CeremonyResult(
-                    name: "appwrite_passkey_signin_ceremonies_\(backend)\(durability == "full" ? "" : "_process")", value: rate.rounded(),
-                    unit: "ceremonies/s",
-                    ceilingName: "es256_verify_one_core", ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000,
-                    p50Milliseconds: (percentile(0.5) * 100).rounded() / 100, p99Milliseconds: (percentile(0.99) * 100).rounded() / 100,
-                    peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: count,
-                    serverCPUMillisecondsPerCeremony: (cpuPerCeremony * 1000).rounded() / 1000, serverCPUCeilingMilliseconds: cpuCeiling,
-                    serverCPURatio: (cpuPerCeremony / cpuCeiling * 100).rounded() / 100)
-                InlineBench.emit(result)
-                emitAuthsignal(server, binary: sesame, database: database, seconds: seconds, workers: workers, backend: backend,
-                               durability: durability, appwriteCPU: cpuPerCeremony, es256: ceiling)
+                let suffix = durability == "full" ? "" : "_process"
+                let appwriteCPU = runs[0].cpuPerCeremony
+                InlineBench.emit(result("appwrite_passkey_signin_ceremonies_\(backend)\(suffix)", runs[0], server: server, workers: workers,
+                                        es256: ceiling, cpuCeiling: cpuCeiling))
+                // The Authsignal sign-in's target: at most 1.3 times the Appwrite sign-in's CPU just measured.
+                InlineBench.emit(result("authsignal_passkey_signin_ceremonies_\(backend)\(suffix)", runs[1], server: server, workers: workers,
+                                        es256: ceiling, cpuCeiling: appwriteCPU * 1.3))
             }
         }
     }
 
-    /// Authsignal sign-ins with a named action on the same server, with their server CPU per ceremony and its ratio
-    /// to the Appwrite sign-in's just measured (the target is at most 1.3).
-    static func emitAuthsignal(_ server: Server, binary: String, database: String, seconds: Double, workers: Int, backend: String,
-                               durability: String, appwriteCPU: Double, es256: Double) {
-        let (rate, latencies, count, cpu) = AuthsignalBench.ceremonies(server, binary: binary, database: database, seconds: seconds, workers: workers)
-        let cpuPerCeremony = count == 0 ? 0 : cpu * 1000 / Double(count)
-        let sorted = latencies.sorted()
+    /// What ``alternate(_:seconds:workers:_:)`` measured of one ceremony.
+    struct Run {
+        var elapsed = 0.0, cpu = 0.0
+        var latencies: [Double] = []
+        var rate: Double { elapsed == 0 ? 0 : Double(latencies.count) / elapsed }
+        /// The server's CPU milliseconds per ceremony.
+        var cpuPerCeremony: Double { latencies.isEmpty ? 0 : cpu * 1000 / Double(latencies.count) }
+    }
+
+    /// Runs each ceremony in turn for a quarter of `seconds`, four times over.
+    static func alternate(_ server: Server, seconds: Double, workers: Int, _ ceremonies: [@Sendable (Int, LoopbackClient) -> Void]) -> [Run] {
+        var runs = Array(repeating: Run(), count: ceremonies.count)
+        for _ in 0..<4 {
+            for (index, ceremony) in ceremonies.enumerated() {
+                let cpuBefore = server.cpuSeconds(), begin = Date()
+                let (_, latencies, _) = measure(port: server.port, workers: workers, seconds: seconds / 4, iteration: ceremony)
+                runs[index].elapsed += Date().timeIntervalSince(begin)
+                runs[index].cpu += server.cpuSeconds() - cpuBefore
+                runs[index].latencies += latencies
+            }
+        }
+        return runs
+    }
+
+    /// One output line of a ceremony's run.
+    static func result(_ name: String, _ run: Run, server: Server, workers: Int, es256: Double, cpuCeiling: Double) -> CeremonyResult {
+        let sorted = run.latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
-        InlineBench.emit(CeremonyResult(
-            name: "authsignal_passkey_signin_ceremonies_\(backend)\(durability == "full" ? "" : "_process")", value: rate.rounded(),
-            unit: "ceremonies/s", ceilingName: "es256_verify_one_core", ceiling: es256.rounded(), ratio: (rate / es256 * 1000).rounded() / 1000,
+        return CeremonyResult(
+            name: name, value: run.rate.rounded(), unit: "ceremonies/s",
+            ceilingName: "es256_verify_one_core", ceiling: es256.rounded(), ratio: (run.rate / es256 * 1000).rounded() / 1000,
             p50Milliseconds: (percentile(0.5) * 100).rounded() / 100, p99Milliseconds: (percentile(0.99) * 100).rounded() / 100,
-            peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: count,
-            serverCPUMillisecondsPerCeremony: (cpuPerCeremony * 1000).rounded() / 1000,
-            serverCPUCeilingMilliseconds: (appwriteCPU * 1.3 * 1000).rounded() / 1000,
-            serverCPURatio: appwriteCPU == 0 ? 0 : (cpuPerCeremony / appwriteCPU * 100).rounded() / 100))
+            peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: sorted.count,
+            serverCPUMillisecondsPerCeremony: (run.cpuPerCeremony * 1000).rounded() / 1000,
+            serverCPUCeilingMilliseconds: (cpuCeiling * 1000).rounded() / 1000,
+            serverCPURatio: cpuCeiling == 0 ? 0 : (run.cpuPerCeremony / cpuCeiling * 100).rounded() / 100)
     }
 
     /// The server CPU time per sign-in ceremony the issue "Fast ceremonies" aims at, in milliseconds.
     static let cpuCeiling = 0.30
 
-    /// Sets up one user with a passkey per worker, then runs ceremonies on every worker for `seconds`.
-    /// - Returns: ceremonies per second, their latencies, their count, and the server's CPU seconds over the window.
-    static func ceremonies(_ server: Server, seconds: Double, workers: Int) -> (rate: Double, latencies: [Double], count: Int, cpu: Double) {
-        let port = server.port, key = server.adminKey
+    /// Sets up one user with a passkey per worker; returns one sign-in ceremony (start + sign + finish + session) of
+    /// worker `index`'s user.
+    static func appwriteCeremony(_ server: Server, workers: Int) -> @Sendable (Int, LoopbackClient) -> Void {
+        let key = server.adminKey
         let keyed = ["X-Appwrite-Project": "default", "X-Appwrite-Key": key, "Content-Type": "application/json"]
-        let authenticators = enrol(port: port, key: key, users: workers)
-        let cpuBefore = server.cpuSeconds()
-        let (rate, latencies, count) = measure(port: port, workers: workers, seconds: seconds) { index, client in
+        let authenticators = enrol(port: server.port, key: key, users: workers)
+        return { index, client in
             let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).json
             let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
                                                     from: JSONSerialization.data(withJSONObject: challenge["publicKey"]!))
@@ -98,7 +114,6 @@ enum CeremonyBench {
             let exchange = #"{"userId":"\#(token["userId"] as! String)","secret":"\#(token["secret"] as! String)"}"#
             check(client.send("POST", "/v1/account/sessions/token", headers: keyed, body: exchange), 201)
         }
-        return (rate, latencies, count, server.cpuSeconds() - cpuBefore)
     }
 
     /// Runs `iteration` in a loop on `workers` threads (each with its own keep-alive connection) for `seconds`.

@@ -28,7 +28,7 @@ public enum AppwriteAPI {
     }
 
     /// A JSON answer written by hand (the models of a ceremony's hot path), with Appwrite's content type.
-    static func json(_ value: some JSONWritable, status: Int) -> HTTPResponse {
+    static func json(_ value: some JSONWritable, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, headers: ["Content-Type": jsonContentType], body: value.jsonBytes)
     }
 

@@ -50,49 +50,55 @@ struct UserModel: Encodable {
     }
 }
 
-/// The Session model (spec §2.6): every field present; `secret` only for API-key callers.
-struct SessionModel: Encodable {
-    let id, createdAt, updatedAt, userId, expire, provider, providerUid, providerAccessToken: String
-    let providerAccessTokenExpiry, providerRefreshToken, ip, osCode, osName, osVersion, clientType, clientCode: String
-    let clientName, clientVersion, clientEngine, clientEngineVersion, deviceName, deviceBrand, deviceModel: String
-    let countryCode, countryName, secret, mfaUpdatedAt: String
+/// The Session model (spec §2.6): every field present; `secret` only for API-key callers. Written by hand (the last
+/// step of a sign-in), members in name order.
+struct SessionModel: JSONWritable {
+    let session: Session
     let current: Bool
-    let factors: [String]
-
-    enum CodingKeys: String, CodingKey {
-        case id = "$id", createdAt = "$createdAt", updatedAt = "$updatedAt"
-        case userId, expire, provider, providerUid, providerAccessToken, providerAccessTokenExpiry, providerRefreshToken, ip
-        case osCode, osName, osVersion, clientType, clientCode, clientName, clientVersion, clientEngine, clientEngineVersion
-        case deviceName, deviceBrand, deviceModel, countryCode, countryName, secret, mfaUpdatedAt, current, factors
-    }
+    let secret: String
 
     init(_ session: Session, current: Bool, secret: String = "") {
-        id = session.id
-        createdAt = AppwriteDate.string(session.createdAt)
-        updatedAt = AppwriteDate.string(session.updatedAt)
-        userId = session.userID
-        expire = AppwriteDate.string(session.expiresAt)
-        provider = session.provider
-        providerUid = ""
-        providerAccessToken = ""
-        providerAccessTokenExpiry = ""
-        providerRefreshToken = ""
-        ip = session.ip
-        (osCode, osName, osVersion) = ("", "", "")
-        (clientType, clientCode, clientName, clientVersion, clientEngine, clientEngineVersion) = ("", "", "", "", "", "")
-        (deviceName, deviceBrand, deviceModel) = ("", "", "")
-        (countryCode, countryName) = ("", "")
-        self.secret = secret
-        mfaUpdatedAt = AppwriteDate.string(session.mfaUpdatedAt)
+        self.session = session
         self.current = current
-        factors = session.factors
+        self.secret = secret
+    }
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("$createdAt", AppwriteDate.string(session.createdAt))
+            object.member("$id", session.id)
+            object.member("$updatedAt", AppwriteDate.string(session.updatedAt))
+            // Client, device and country are not detected: empty, as Appwrite leaves what it cannot tell.
+            for name in ["clientCode", "clientEngine", "clientEngineVersion", "clientName", "clientType", "clientVersion", "countryCode",
+                         "countryName"] {
+                object.member(name, "")
+            }
+            object.member("current", current)
+            for name in ["deviceBrand", "deviceModel", "deviceName"] { object.member(name, "") }
+            object.member("expire", AppwriteDate.string(session.expiresAt))
+            object.member("factors", strings: session.factors)
+            object.member("ip", session.ip)
+            object.member("mfaUpdatedAt", AppwriteDate.string(session.mfaUpdatedAt))
+            for name in ["osCode", "osName", "osVersion"] { object.member(name, "") }
+            object.member("provider", session.provider)
+            for name in ["providerAccessToken", "providerAccessTokenExpiry", "providerRefreshToken", "providerUid"] { object.member(name, "") }
+            object.member("secret", secret)
+            object.member("userId", session.userID)
+        }
     }
 }
 
-/// SessionList: `{"total", "sessions"}`.
-struct SessionListModel: Encodable {
+/// SessionList: `{"sessions", "total"}`.
+struct SessionListModel: JSONWritable {
     let total: Int
     let sessions: [SessionModel]
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("sessions", sessions)
+            object.member("total", total)
+        }
+    }
 }
 
 /// The Passkey model (spec §2.1): no credential ID, key or counters on the wire.

@@ -86,6 +86,33 @@ import Testing
         harness.send(.GET, "/v1/account", headers: [("X-Appwrite-Session", cookieSecret)]).expectError(401, "general_unauthorized_scope")
     }
 
+    @Test("the Session model and SessionList are compact JSON, members in name order, every field present", arguments: Backend.allCases)
+    func sessionModelShape(backend: Backend) throws {
+        let harness = try Harness(backend)
+        _ = harness.send(.POST, "/v1/account", json: #"{"userId":"alice","email":"alice@example.org","password":"password123"}"#)
+        let session = harness.send(.POST, "/v1/account/sessions/email", json: #"{"email":"alice@example.org","password":"password123"}"#,
+                                   headers: [("X-Appwrite-Key", harness.key)])
+        #expect(session.status == 201)
+        let keys = ["$createdAt", "$id", "$updatedAt", "clientCode", "clientEngine", "clientEngineVersion", "clientName", "clientType",
+                    "clientVersion", "countryCode", "countryName", "current", "deviceBrand", "deviceModel", "deviceName", "expire", "factors",
+                    "ip", "mfaUpdatedAt", "osCode", "osName", "osVersion", "provider", "providerAccessToken", "providerAccessTokenExpiry",
+                    "providerRefreshToken", "providerUid", "secret", "userId"]
+        #expect(session.object.keys.sorted() == keys)
+        #expect(session.object["current"] as? Bool == true && session.object["factors"] as? [String] == ["password"])
+        #expect(session.object["userId"] as? String == "alice" && (session.object["secret"] as? String)?.hasPrefix("sesame_ss_") == true)
+        #expect(keys.filter { $0 != "current" && $0 != "factors" }.allSatisfy { session.object[$0] is String })
+        // Written as Foundation writes sorted, compact JSON: the same bytes.
+        func sortedCompact(_ reply: Reply) throws -> String {
+            let object = try JSONSerialization.jsonObject(with: Data(reply.response.body))
+            return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+        }
+        #expect(session.text == (try sortedCompact(session)))
+        let secret = try #require(session.object["secret"] as? String)
+        let list = harness.send(.GET, "/v1/account/sessions", headers: [("X-Appwrite-Session", secret)])
+        #expect(list.status == 200 && list.object["total"] as? Int == 1)
+        #expect(list.text == (try sortedCompact(list)) && list.text.hasPrefix(#"{"sessions":[{"$createdAt":"#))
+    }
+
     @Test("a session works from the cookie, the legacy cookie, X-Appwrite-Session and X-Fallback-Cookies; guests are refused")
     func transports() throws {
         let harness = try Harness()
