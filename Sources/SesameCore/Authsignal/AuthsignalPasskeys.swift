@@ -248,7 +248,7 @@ extension AuthsignalService {
             try markFailed(action)
             return .refused(.unknownCredential, reason: "unknown_credential")
         case .closed: return .refused(.notVerified, reason: "action_closed")
-        case .completed(let user, let used, let stored): (owner, passkey, details) = (user, used, stored)
+        case .completed(let user, let used, let read): (owner, passkey, details) = (user, used, read)
         }
         // The passkey as this use left it.
         var credential = passkey.stored
