@@ -77,7 +77,7 @@ public struct AuthsignalService: Sendable {
         let perIP = sesame.inline.publicCallsPerMinutePerIP
         let perTenant = perIP.multipliedReportingOverflow(by: Self.tenantLimitFactor)
         let tenantLimit = perTenant.overflow ? Int.max : perTenant.partialValue
-        // One transaction; an address over its own limit spends nothing of the tenant's.
+        // One atomic step; an address over its own limit spends nothing of the tenant's.
         let decision = try sesame.rateLimiter.hit([("authsignal-ip:\(clientIP)", perIP), ("authsignal-tenant:\(project.id)", tenantLimit)],
                                                   window: 60)
         guard decision.allowed else { throw SesameError(.rateLimited, "client calls per IP or tenant per minute", rateLimit: decision) }
