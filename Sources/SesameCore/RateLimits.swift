@@ -31,7 +31,7 @@ public struct RateLimiter: Sendable {
         let now = clock.now().timeIntervalSince1970
         let windowStart = (now / window).rounded(.down) * window
         let start = Date(timeIntervalSince1970: windowStart), resetAt = Date(timeIntervalSince1970: windowStart + window)
-        let counts = try StoreErrors.map { () throws(StoreError) in try store.rateLimits.increment(limits, windowStart: start) }
+        let counts = try StoreErrors.map { () throws(StoreError) in try store.rateLimits.increment(limits, windowStart: start, window: window) }
         guard let count = counts.last, counts.count <= limits.count else {
             throw SesameError(.internalFailure, "rate-limit counters were not counted")
         }

@@ -13,8 +13,8 @@ public struct RateLimitRepository: Sendable {
         self.counters = counters
     }
 
-    /// Adds one to the counter of `key` in the window starting at `windowStart` (``increment(_:windowStart:)`` with
-    /// one key and no limit).
+    /// Adds one to the counter of `key` in the window starting at `windowStart` (``increment(_:windowStart:window:)``
+    /// with one key and no limit).
     /// - Returns: the counter after this increment (1 for the first hit in the window).
     public func increment(key: String, windowStart: Date) throws(StoreError) -> Int64 {
         guard let count = try increment([(key, Int.max)], windowStart: windowStart).last else {
@@ -28,11 +28,14 @@ public struct RateLimitRepository: Sendable {
     /// bookkeeping statement (its commit does not wait for the disk; see ``SQLDatabase/bookkeeping(_:_:)``), a chain of
     /// upserts each fed by the one before only while that one stayed within its limit, so a counted call costs one
     /// round trip; on SQLite one step of the process's counters.
-    /// - Parameter limits: distinct keys, each with the most hits its window allows.
+    /// - Parameters:
+    ///   - limits: distinct keys, each with the most hits its window allows.
+    ///   - window: the window's length in seconds (SQLite's counters forget it once it ended, when they need the room);
+    ///     an hour, the longest Sesame counts, unless told.
     /// - Returns: the counters after this increment, one per key counted, in order: fewer than `limits` when one
     ///   exceeded its limit (the last one returned).
-    public func increment(_ limits: [(key: String, limit: Int)], windowStart: Date) throws(StoreError) -> [Int64] {
-        if let counters { return counters.increment(limits, windowStart: windowStart) }
+    public func increment(_ limits: [(key: String, limit: Int)], windowStart: Date, window: TimeInterval = 3600) throws(StoreError) -> [Int64] {
+        if let counters { return counters.increment(limits, windowStart: windowStart, window: window) }
         let upsert = "ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1 RETURNING count"
         // $1 is the window, then each key, and before each key after the first the limit of the one before it.
         var steps: [String] = [], parameters: [SQLValue] = [.date(windowStart)]
