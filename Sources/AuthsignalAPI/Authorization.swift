@@ -57,34 +57,14 @@ enum Authorization {
 
     /// The token of `Authorization: Bearer <token>`.
     static func bearer(_ request: HTTPRequest) -> String? {
-        guard let header = request.headers["Authorization"], header.utf8.count <= maximumLength, hasScheme(header, "bearer ") else {
-            return nil
-        }
-        let token = trimmingSpaces(header.dropFirst(7))
-        return token.isEmpty ? nil : token
+        request.authorizationCredentials(scheme: "bearer", maximumLength: maximumLength)
     }
 
     /// The decoded text of `Authorization: Basic <base64>`, read leniently: `+/` or `-_`, with or without `=` padding.
     static func basic(_ request: HTTPRequest) -> String? {
-        guard let header = request.headers["Authorization"], header.utf8.count <= maximumLength, hasScheme(header, "basic ") else {
-            return nil
-        }
-        let text = trimmingSpaces(header.dropFirst(6))
-        guard !text.isEmpty, let bytes = try? Base64URL.decode(text) else { return nil }
+        guard let text = request.authorizationCredentials(scheme: "basic", maximumLength: maximumLength),
+              let bytes = try? Base64URL.decode(text)
+        else { return nil }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    /// Whether `header` starts with `scheme` (lowercase ASCII, with its space), in any case.
-    private static func hasScheme(_ header: String, _ scheme: String) -> Bool {
-        let utf8 = header.utf8
-        return utf8.count >= scheme.utf8.count && zip(utf8, scheme.utf8).allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 == $1 : $0 == $1 }
-    }
-
-    /// `text` without the spaces and tabs around it (HTTP's optional whitespace).
-    private static func trimmingSpaces(_ text: Substring) -> String {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        let utf8 = text.utf8
-        guard let start = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(text[start...last])
     }
 }

@@ -174,8 +174,7 @@ enum PartnerRoutes {
     }
 
     static func bearer(_ request: HTTPRequest) -> String? {
-        guard let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer ") else { return nil }
-        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        request.authorizationCredentials(scheme: "bearer")
     }
 
     /// Runs a domain call, answering its error with this face's statuses.

@@ -97,7 +97,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, E
         return zip(left, right).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
     }
 
-    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+    /// `byte` with ASCII `A`-`Z` made lowercase.
+    static func asciiLowercase(_ byte: UInt8) -> UInt8 {
         (byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte
     }
 }

@@ -44,3 +44,20 @@ public struct HTTPRequest: Sendable {
         self.id = id
     }
 }
+
+extension HTTPRequest {
+    /// The credentials of `Authorization: <scheme> <credentials>` (RFC 9110 §11.6.2): `scheme` (lowercase ASCII) matches
+    /// in any case and is followed by a space, and the spaces and tabs around the credentials are dropped.
+    /// - Returns: `nil` without such a header, for empty credentials, or for a header of more than `maximumLength` bytes.
+    public func authorizationCredentials(scheme: String, maximumLength: Int = .max) -> String? {
+        guard let header = headers["Authorization"] else { return nil }
+        let utf8 = header.utf8, prefix = (scheme + " ").utf8
+        guard utf8.count <= maximumLength, utf8.count >= prefix.count,
+              zip(utf8, prefix).allSatisfy({ HTTPHeaders.asciiLowercase($0) == $1 })
+        else { return nil }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let rest = utf8.dropFirst(prefix.count)
+        guard let start = rest.firstIndex(where: { !isSpace($0) }), let last = rest.lastIndex(where: { !isSpace($0) }) else { return nil }
+        return String(header[start...last])
+    }
+}

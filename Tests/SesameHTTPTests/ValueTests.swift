@@ -83,3 +83,28 @@ struct DecodeJSONBodyTests {
         #expect(error.message == "Missing field 'count'.")
     }
 }
+
+@Suite("HTTPRequest.authorizationCredentials")
+struct AuthorizationCredentialsTests {
+    static func request(_ authorization: String?) -> HTTPRequest {
+        HTTPRequest(method: .GET, path: "/", headers: HTTPHeaders(authorization.map { [("Authorization", $0)] } ?? []))
+    }
+
+    @Test("the scheme in any case, then the credentials without the spaces and tabs around them")
+    func reads() {
+        #expect(Self.request("Bearer abc").authorizationCredentials(scheme: "bearer") == "abc")
+        #expect(Self.request("bEaReR \t abc \t").authorizationCredentials(scheme: "bearer") == "abc")
+        #expect(Self.request("Basic a b").authorizationCredentials(scheme: "basic") == "a b")
+    }
+
+    @Test("no header, another scheme, no space after the scheme, empty credentials or too long a header: nil")
+    func refuses() {
+        #expect(Self.request(nil).authorizationCredentials(scheme: "bearer") == nil)
+        #expect(Self.request("Basic abc").authorizationCredentials(scheme: "bearer") == nil)
+        #expect(Self.request("Bearerabc").authorizationCredentials(scheme: "bearer") == nil)
+        #expect(Self.request("Bearer").authorizationCredentials(scheme: "bearer") == nil)
+        #expect(Self.request("Bearer  \t ").authorizationCredentials(scheme: "bearer") == nil)
+        #expect(Self.request("Bearer abc").authorizationCredentials(scheme: "bearer", maximumLength: 10) == "abc")
+        #expect(Self.request("Bearer abcd").authorizationCredentials(scheme: "bearer", maximumLength: 10) == nil)
+    }
+}
