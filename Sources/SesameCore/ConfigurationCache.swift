@@ -3,10 +3,10 @@ import SesameStore
 import Synchronization
 
 /// Configuration that changes rarely, read from memory: the projects with their platforms, the API keys in use, the
-/// projects' JWT secrets and the deployment keys.
+/// projects' JWT secrets, the Authsignal tenants' default action outcomes and the deployment keys.
 ///
 /// Every lookup first reads the store's configuration version, one single-row read that database triggers move
-/// forward in the same transaction as any change to projects, platforms, API keys or JWT secrets, whoever makes it (this node,
+/// forward in the same transaction as any change to projects, platforms, API keys, JWT secrets or action outcomes, whoever makes it (this node,
 /// another node on the same PostgreSQL, the CLI). When it moved, everything version-scoped is dropped, so a request
 /// that starts after a change committed anywhere sees it: a revoked key fails on every node from the next request.
 /// A load that raced with a change is not kept (``State/generation``).
@@ -28,6 +28,8 @@ final class ConfigurationCache: Sendable {
         /// Live keys by secret hash (only keys that exist: a miss is not remembered, so guesses cannot fill memory).
         var apiKeys: [[UInt8]: APIKeyRecord] = [:]
         var jwtSecrets: [String: [UInt8]] = [:]
+        /// By project, then action code (projects of authenticated callers only).
+        var actionOutcomes: [String: [String: String]] = [:]
     }
 
     private let state = Mutex(State())
@@ -98,6 +100,11 @@ final class ConfigurationCache: Sendable {
     /// A project's JWT secret (dropped with the version, so a project deleted and made again gets its new one).
     func jwtSecret(_ store: Store, projectID: String, load: () throws(SesameError) -> [UInt8]) throws(SesameError) -> [UInt8] {
         try scoped(store, read: { $0.jwtSecrets[projectID] }, write: { $0.jwtSecrets[projectID] = $1 }, load: load)
+    }
+
+    /// A tenant's default action outcomes by action code.
+    func actionOutcomes(_ store: Store, projectID: String, load: () throws(SesameError) -> [String: String]) throws(SesameError) -> [String: String] {
+        try scoped(store, read: { $0.actionOutcomes[projectID] }, write: { $0.actionOutcomes[projectID] = $1 }, load: load)
     }
 
     /// A deployment key, opened once.

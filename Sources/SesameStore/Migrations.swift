@@ -396,31 +396,13 @@ enum Schema {
                 "CREATE TABLE configuration_version (id INTEGER PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL)",
                 "INSERT INTO configuration_version (id, version) VALUES (1, 1)",
             ]
-            switch dialect {
-            case .sqlite:
-                // SQLite names one event per trigger.
-                for (table, events) in watched {
-                    for event in events.components(separatedBy: " OR ") {
-                        let name = event.split(separator: " ").first.map(String.init)?.lowercased() ?? event
-                        statements.append("""
-                            CREATE TRIGGER \(table)_\(name)_configuration AFTER \(event) ON \(table)
-                            BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; END
-                            """)
-                    }
-                }
-            case .postgres:
+            if dialect == .postgres {
                 statements.append("""
                     CREATE FUNCTION sesame_bump_configuration_version() RETURNS trigger LANGUAGE plpgsql AS $$
                     BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; RETURN NULL; END $$
                     """)
-                for (table, events) in watched {
-                    statements.append("""
-                        CREATE TRIGGER \(table)_configuration AFTER \(events) ON \(table)
-                        FOR EACH STATEMENT EXECUTE FUNCTION sesame_bump_configuration_version()
-                        """)
-                }
             }
-            return statements
+            return statements + configurationTriggers(watched, dialect)
         },
         Migration(version: 9, name: "challenges: fewer indexes for every sign-in to write") { _ in
             [
@@ -639,5 +621,33 @@ enum Schema {
                 "CREATE INDEX sessions_user ON sessions (user_id)",
             ]
         },
+        Migration(version: 15, name: "configuration version: action outcomes are configuration too") { dialect in
+            configurationTriggers([("authsignal_action_outcomes", "INSERT OR UPDATE OR DELETE")], dialect)
+        },
     ]
+
+    /// Triggers that bump the configuration version in the same transaction as any of these events on these tables
+    /// (migration 8 made the counter and, on PostgreSQL, the function they run).
+    private static func configurationTriggers(_ watched: [(table: String, events: String)], _ dialect: SQLDialect) -> [String] {
+        switch dialect {
+        case .sqlite:
+            // SQLite names one event per trigger.
+            watched.flatMap { table, events in
+                events.components(separatedBy: " OR ").map { event in
+                    let name = event.split(separator: " ").first.map(String.init)?.lowercased() ?? event
+                    return """
+                        CREATE TRIGGER \(table)_\(name)_configuration AFTER \(event) ON \(table)
+                        BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; END
+                        """
+                }
+            }
+        case .postgres:
+            watched.map { table, events in
+                """
+                CREATE TRIGGER \(table)_configuration AFTER \(events) ON \(table)
+                FOR EACH STATEMENT EXECUTE FUNCTION sesame_bump_configuration_version()
+                """
+            }
+        }
+    }
 }

@@ -120,6 +120,22 @@ public struct SQLRow: Sendable {
         try optionalInteger(column).map { Date(millisecondsSince1970: $0) }
     }
 
+    /// A joined read's row cut back into one row per table, by each table's column count in select order (the
+    /// tables' columns may share names: each part reads its own).
+    /// - Throws: ``StoreError/Code/internalFailure`` when the counts do not add up to the row's columns.
+    func split(_ counts: Int...) throws(StoreError) -> [SQLRow] {
+        guard counts.reduce(0, +) == columns.count else {
+            throw StoreError(.internalFailure, "a joined read came back with \(columns.count) columns, not \(counts.reduce(0, +))")
+        }
+        var parts: [SQLRow] = []
+        var start = 0
+        for count in counts {
+            parts.append(SQLRow(columns: Array(columns[start..<start + count]), values: Array(values[start..<start + count])))
+            start += count
+        }
+        return parts
+    }
+
     private static func unexpectedNull(_ column: String) -> StoreError {
         StoreError(.invalidData, "column \(column) is null")
     }
@@ -192,6 +208,16 @@ extension SQLDatabase {
     func queryFirst(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> SQLRow? {
         try query(sql, parameters).first
     }
+}
+
+/// The columns of a comma-separated list each qualified by `alias`, for a read that joins tables.
+func sqlQualified(_ columns: String, _ alias: String) -> String {
+    sqlColumnNames(columns).map { "\(alias).\($0)" }.joined(separator: ", ")
+}
+
+/// The names of a comma-separated column list.
+func sqlColumnNames(_ columns: String) -> [String] {
+    columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
 }
 
 /// `$n+1, $n+2, …, $n+count`: the numbered placeholders of a list of `count` parameters that follow the first `n`

@@ -194,6 +194,27 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
         }
     }
 
+    @Test("an action code's default outcome set in the store is seen by the next track; one set in a request at once",
+          arguments: Backend.allCases)
+    func actionOutcomes(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        func track() throws -> ActionState { try sesame.authsignal.track(project: project, userID: "u1", actionCode: "pay", input: TrackInput()).action.state }
+        #expect(try track() == .allow)
+        // Written beside the services (as the CLI in another process would), so only the version tells the cache.
+        try sesame.store.authsignal.setOutcome(projectID: project.id, actionCode: "pay", state: ActionState.block.rawValue)
+        #expect(try track() == .block)
+        try sesame.store.authsignal.setOutcome(projectID: project.id, actionCode: "pay", state: ActionState.reviewRequired.rawValue)
+        #expect(try track() == .reviewRequired)
+        try sesame.store.authsignal.setOutcome(projectID: project.id, actionCode: "pay", state: nil)
+        #expect(try track() == .allow)
+        try Sesame.servingOneRequest {
+            #expect(try track() == .allow)
+            try sesame.authsignal.setOutcome(projectID: project.id, actionCode: "pay", state: .block)
+            #expect(try track() == .block)
+        }
+    }
+
     @Test("a key's last use is written on its first use, then at most once a minute", arguments: Backend.allCases)
     func touchOncePerMinute(backend: Backend) throws {
         let clock = ManualClock()

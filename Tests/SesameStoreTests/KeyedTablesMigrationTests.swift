@@ -37,7 +37,7 @@ import Testing
 
         try Migrator.migrate(database)
 
-        #expect(try database.queryFirst("SELECT MAX(version) AS v FROM schema_migrations", [])?.integer("v") == 14)
+        #expect(try database.queryFirst("SELECT MAX(version) AS v FROM schema_migrations", [])?.integer("v") == Store.schemaVersion)
         #expect(try Self.tables.map { try Self.rows(database, $0) } == before)
         for table in Self.tables {
             let sql = try database.queryFirst("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = $1", [.text(table)])?.text("sql")

@@ -382,6 +382,40 @@ struct StoreTests {
         #expect(try store.credentials.count(projectID: "p1") == 0)
     }
 
+    @Test("Authsignal joined reads: a challenge with its action, a user with one passkey's enrolment details", arguments: Backend.allCases)
+    func authsignalJoinedReads(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project())
+        try store.users.create(Fixture.user("u1"))
+        try store.users.create(Fixture.user("u2"))
+        try store.credentials.create(Fixture.credential("c1", userID: "u1"))
+        try store.credentials.create(Fixture.credential("c2", userID: "u1"))
+        // Columns both tables name (id, project_id; username, display_name) come back each from its own table.
+        let action = AuthsignalActionRecord(id: "a1", projectID: "p1", externalUserID: nil, actionCode: "signIn", idempotencyKey: "k1",
+                                            state: "CHALLENGE_REQUIRED", stateUpdatedAt: t0, createdAt: t0.plus(seconds: 1))
+        try store.authsignal.createAction(action)
+        var challenge = Fixture.challenge("ch1", purpose: "action")
+        challenge.requestID = "a1"
+        try store.challenges.create(challenge)
+        try store.challenges.create(Fixture.challenge("ch2", purpose: "action"))
+        let pending = try #require(try store.authsignal.pendingChallenge(id: "ch1", purpose: "action"))
+        #expect(pending.challenge == challenge && pending.action == action)
+        #expect(try store.authsignal.pendingChallenge(id: "ch1", purpose: "authentication") == nil, "another purpose")
+        #expect(try store.authsignal.pendingChallenge(id: "ch2", purpose: "action") == nil, "no action")
+        #expect(try store.authsignal.pendingChallenge(id: "nope", purpose: "action") == nil)
+
+        let user = AuthsignalUserRecord(projectID: "p1", externalID: "ext-1", userID: "u1", username: "ada", displayName: "Ada L",
+                                        createdAt: t0, updatedAt: t0.plus(seconds: 2))
+        try store.authsignal.createUser(user)
+        let details = AuthsignalPasskeyDetails(credentialRowID: "c1", deviceID: "d1", username: "ada@phone", displayName: "Ada's phone")
+        try store.authsignal.createPasskeyDetails(details)
+        let withDetails = try #require(try store.authsignal.user(userID: "u1", passkeyDetailsOf: "c1"))
+        #expect(withDetails.user == user && withDetails.details == details)
+        let withoutDetails = try #require(try store.authsignal.user(userID: "u1", passkeyDetailsOf: "c2"))
+        #expect(withoutDetails.user == user && withoutDetails.details == nil)
+        #expect(try store.authsignal.user(userID: "u2", passkeyDetailsOf: "c1") == nil, "a user the face does not know")
+    }
+
     @Test("sign count only moves forward; zero stays allowed for counterless authenticators", arguments: Backend.allCases)
     func signCount(backend: Backend) throws {
         let store = try backend.makeStore()

@@ -34,11 +34,11 @@ extension AuthsignalService {
             _ = try StoreErrors.map { () throws(StoreError) in try store.authsignal.updateUser(updated) }
         }
         let enrolled = try !enrolledMethods(of: user).isEmpty
+        let configured = try configuredOutcome(project: project, actionCode: code)
         let record = try StoreErrors.map { () throws(StoreError) -> AuthsignalActionRecord? in
             if let key, let existing = try store.authsignal.action(projectID: project.id, idempotencyKey: key) {
                 return existing.externalUserID == user.externalID && existing.actionCode == code ? existing : nil
             }
-            let configured = try store.authsignal.outcome(projectID: project.id, actionCode: code).flatMap(ActionState.init(rawValue:))
             let state = configured ?? (enrolled ? .challengeRequired : .allow)
             let now = clock.now()
             let record = AuthsignalActionRecord(id: Identifiers.uuid(), projectID: project.id, externalUserID: user.externalID, actionCode: code,

@@ -205,14 +205,10 @@ extension AuthsignalService {
     {
         let project = caller.project
         let policy = try sesame.passkeys.relyingParty(project, requestOrigin: requestOrigin)
-        let bound = try StoreErrors.map { () throws(StoreError) -> (ChallengeRecord, AuthsignalActionRecord)? in
-            guard let pending = try store.challenges.get(id: challengeID), pending.projectID == project.id,
-                  pending.purpose == ChallengeBinding.actionPurpose, let actionID = pending.requestID,
-                  let action = try store.authsignal.action(id: actionID)
-            else { return nil }
-            return (pending, action)
+        let bound = try StoreErrors.map { () throws(StoreError) in
+            try store.authsignal.pendingChallenge(id: challengeID, purpose: ChallengeBinding.actionPurpose)
         }
-        guard let (pending, action) = bound else { throw CeremonyEngine.challengeExpired }
+        guard let (pending, action) = bound, pending.projectID == project.id else { throw CeremonyEngine.challengeExpired }
         if case .token(let claims, _) = caller, claims.other.idempotencyKey != action.idempotencyKey { throw CeremonyEngine.challengeExpired }
         var identification = CeremonyIdentification.usernameless
         if let external = action.externalUserID,
@@ -227,12 +223,13 @@ extension AuthsignalService {
                 identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification
             ) { transaction, passkey throws(StoreError) -> SignInCompletion in
                 // A passkey of a project user the face does not know (another face's account) is no passkey here.
-                guard let owner = try transaction.authsignal.user(userID: passkey.owner.id) else { return .notOurs }
+                guard let (owner, details) = try transaction.authsignal.user(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)
+                else { return .notOurs }
                 guard try transaction.authsignal.setState(id: action.id, state: ActionState.challengeSucceeded.rawValue,
                                                           verificationMethod: passkeyVerificationMethod, externalUserID: owner.externalID, at: now,
                                                           onlyFrom: ActionState.ceremonyOpen.map(\.rawValue))
                 else { return .closed }
-                return .completed(owner: owner, passkey: passkey, details: try transaction.authsignal.passkeyDetails(credentialRowID: passkey.stored.id))
+                return .completed(owner: owner, passkey: passkey, details: details)
             }
         } catch where error.code == .verificationFailed || error.code == .blocked {
             try markFailed(action)
@@ -302,12 +299,12 @@ extension AuthsignalService {
     /// written as bookkeeping (its commit does not wait for the disk): it lives for this ceremony, which a power cut
     /// would only fail, and the ceremony's outcome is written durably.
     private func signInAction(project: Project, actionCode: String, idempotencyKey: String?) throws(SesameError) -> AuthsignalActionRecord {
+        let configured = try configuredOutcome(project: project, actionCode: actionCode)
         let record = try StoreErrors.map { () throws(StoreError) -> AuthsignalActionRecord? in
             if let idempotencyKey, let existing = try store.authsignal.action(projectID: project.id, idempotencyKey: idempotencyKey) {
                 return existing.externalUserID == nil && existing.actionCode == actionCode ? existing : nil
             }
-            let configured = try store.authsignal.outcome(projectID: project.id, actionCode: actionCode)
-            let state: ActionState = configured == ActionState.block.rawValue ? .block : .challengeRequired
+            let state: ActionState = configured == .block ? .block : .challengeRequired
             let now = clock.now()
             let record = AuthsignalActionRecord(id: Identifiers.uuid(), projectID: project.id, externalUserID: nil, actionCode: actionCode,
                                                 idempotencyKey: idempotencyKey ?? Identifiers.uuid(), state: state.rawValue, stateUpdatedAt: now,

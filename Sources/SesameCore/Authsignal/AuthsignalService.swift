@@ -117,11 +117,19 @@ public struct AuthsignalService: Sendable {
         _ = try sesame.projects.get(projectID)
         let code = try Self.checkActionCode(actionCode)
         try StoreErrors.map { () throws(StoreError) in try store.authsignal.setOutcome(projectID: projectID, actionCode: code, state: state?.rawValue) }
+        sesame.configurationCache.noteChange()
     }
 
     /// The tenant's configured outcomes by action code.
     public func outcomes(projectID: String) throws(SesameError) -> [(actionCode: String, state: String)] {
         try StoreErrors.map { () throws(StoreError) in try store.authsignal.outcomes(projectID: projectID) }
+    }
+
+    /// The outcome the operator configured for `actionCode`, if any (from memory: outcomes are configuration).
+    func configuredOutcome(project: Project, actionCode: String) throws(SesameError) -> ActionState? {
+        try sesame.configurationCache.actionOutcomes(store, projectID: project.id) { () throws(SesameError) in
+            Dictionary(try outcomes(projectID: project.id), uniquingKeysWith: { first, _ in first })
+        }[actionCode].flatMap(ActionState.init(rawValue:))
     }
 }
 

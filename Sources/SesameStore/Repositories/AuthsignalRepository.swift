@@ -111,6 +111,7 @@ public struct AuthsignalRepository: Sendable {
         + "username, display_name, custom, locale, created_at, updated_at"
     private static let actionColumns = "id, project_id, external_user_id, action_code, idempotency_key, state, state_updated_at, "
         + "verification_method, created_at"
+    private static let passkeyColumns = "credential_row_id, device_id, username, display_name"
 
     // MARK: Users
 
@@ -142,10 +143,22 @@ public struct AuthsignalRepository: Sendable {
         ).map(Self.user)
     }
 
-    /// The user behind this Sesame user, if the face knows one.
-    public func user(userID: String) throws(StoreError) -> AuthsignalUserRecord? {
-        try database.queryFirst("SELECT \(Self.userColumns) FROM authsignal_users WHERE user_id = $1", [.text(userID)]).map(Self.user)
+    /// The user behind this Sesame user, if the face knows one, with the enrolment details of one of its passkeys (if
+    /// it was enrolled through the face), in one read: a sign-in's last.
+    public func user(userID: String, passkeyDetailsOf credentialRowID: String) throws(StoreError)
+        -> (user: AuthsignalUserRecord, details: AuthsignalPasskeyDetails?)?
+    {
+        guard let row = try database.queryFirst(Self.userWithPasskey, [.text(userID), .text(credentialRowID)]) else { return nil }
+        let parts = try row.split(Self.userColumnCount, Self.passkeyColumnCount)
+        return (try Self.user(parts[0]), try parts[1].optionalText("credential_row_id") == nil ? nil : try Self.passkeyDetails(parts[1]))
     }
+
+    private static let userColumnCount = sqlColumnNames(userColumns).count
+    private static let passkeyColumnCount = sqlColumnNames(passkeyColumns).count
+    private static let userWithPasskey = """
+        SELECT \(sqlQualified(userColumns, "u")), \(sqlQualified(passkeyColumns, "p"))
+        FROM authsignal_users u LEFT JOIN authsignal_passkeys p ON p.credential_row_id = $2 WHERE u.user_id = $1
+        """
 
     /// Deletes the tenant's actions of this user (the user itself goes with its Sesame user).
     @discardableResult
@@ -195,6 +208,19 @@ public struct AuthsignalRepository: Sendable {
         try database.queryFirst("SELECT \(Self.actionColumns) FROM authsignal_actions WHERE id = $1", [.text(id)]).map(Self.action)
     }
 
+    /// A pending sign-in: the challenge with this ID and purpose and the action it was issued for, in one read.
+    public func pendingChallenge(id: String, purpose: String) throws(StoreError) -> (challenge: ChallengeRecord, action: AuthsignalActionRecord)? {
+        guard let row = try database.queryFirst(Self.challengeWithAction, [.text(id), .text(purpose)]) else { return nil }
+        let parts = try row.split(ChallengeRepository.columnCount, Self.actionColumnCount)
+        return (try ChallengeRepository.record(parts[0]), try Self.action(parts[1]))
+    }
+
+    private static let actionColumnCount = sqlColumnNames(actionColumns).count
+    private static let challengeWithAction = """
+        SELECT \(sqlQualified(ChallengeRepository.columns, "c")), \(sqlQualified(actionColumns, "a"))
+        FROM challenges c JOIN authsignal_actions a ON a.id = c.request_id WHERE c.id = $1 AND c.purpose = $2
+        """
+
     /// The tenant's action with this idempotency key.
     public func action(projectID: String, idempotencyKey: String) throws(StoreError) -> AuthsignalActionRecord? {
         try database.queryFirst(
@@ -242,17 +268,16 @@ public struct AuthsignalRepository: Sendable {
 
     /// Sets (or, with `nil`, clears) the default outcome of an action code.
     public func setOutcome(projectID: String, actionCode: String, state: String?) throws(StoreError) {
-        try database.execute("DELETE FROM authsignal_action_outcomes WHERE project_id = $1 AND action_code = $2",
-                             [.text(projectID), .text(actionCode)])
-        guard let state else { return }
-        try database.execute("INSERT INTO authsignal_action_outcomes (project_id, action_code, state) VALUES ($1, $2, $3)",
-                             [.text(projectID), .text(actionCode), .text(state)])
-    }
-
-    /// The default outcome of an action code, if the operator set one.
-    public func outcome(projectID: String, actionCode: String) throws(StoreError) -> String? {
-        try database.queryFirst("SELECT state FROM authsignal_action_outcomes WHERE project_id = $1 AND action_code = $2",
-                                [.text(projectID), .text(actionCode)])?.text("state")
+        guard let state else {
+            try database.execute("DELETE FROM authsignal_action_outcomes WHERE project_id = $1 AND action_code = $2",
+                                 [.text(projectID), .text(actionCode)])
+            return
+        }
+        try database.execute(
+            "INSERT INTO authsignal_action_outcomes (project_id, action_code, state) VALUES ($1, $2, $3) "
+                + "ON CONFLICT (project_id, action_code) DO UPDATE SET state = excluded.state",
+            [.text(projectID), .text(actionCode), .text(state)]
+        )
     }
 
     /// Every configured default outcome of the tenant, by action code.
@@ -295,17 +320,19 @@ public struct AuthsignalRepository: Sendable {
     /// Stores what the client said when it enrolled a passkey.
     public func createPasskeyDetails(_ details: AuthsignalPasskeyDetails) throws(StoreError) {
         try database.execute(
-            "INSERT INTO authsignal_passkeys (credential_row_id, device_id, username, display_name) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO authsignal_passkeys (\(Self.passkeyColumns)) VALUES ($1, $2, $3, $4)",
             [.text(details.credentialRowID), .text(details.deviceID), .text(details.username), .text(details.displayName)]
         )
     }
 
     /// The enrolment details of a passkey, if it was enrolled through the Authsignal face.
     public func passkeyDetails(credentialRowID: String) throws(StoreError) -> AuthsignalPasskeyDetails? {
-        try database.queryFirst("SELECT credential_row_id, device_id, username, display_name FROM authsignal_passkeys WHERE credential_row_id = $1",
-                                [.text(credentialRowID)]).map { row throws(StoreError) in
-            AuthsignalPasskeyDetails(credentialRowID: try row.text("credential_row_id"), deviceID: try row.optionalText("device_id"),
-                                     username: try row.optionalText("username"), displayName: try row.optionalText("display_name"))
-        }
+        try database.queryFirst("SELECT \(Self.passkeyColumns) FROM authsignal_passkeys WHERE credential_row_id = $1", [.text(credentialRowID)])
+            .map(Self.passkeyDetails)
+    }
+
+    private static func passkeyDetails(_ row: SQLRow) throws(StoreError) -> AuthsignalPasskeyDetails {
+        AuthsignalPasskeyDetails(credentialRowID: try row.text("credential_row_id"), deviceID: try row.optionalText("device_id"),
+                                 username: try row.optionalText("username"), displayName: try row.optionalText("display_name"))
     }
 }

@@ -52,8 +52,9 @@ public struct ChallengeRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    private static let columns =
+    static let columns =
         "id, project_id, purpose, challenge, user_id, session_id, request_id, expires_at, created_at, rp_id, name, link_id"
+    static let columnCount = sqlColumnNames(columns).count
 
     /// Inserts a challenge, as bookkeeping (``SQLDatabase/bookkeeping(_:_:)``): its commit does not wait for stable
     /// storage. A challenge lost to a power cut fails only the ceremony in flight, as its expiry would; its use is

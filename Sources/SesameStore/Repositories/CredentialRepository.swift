@@ -121,25 +121,15 @@ public struct CredentialRepository: Sendable {
     /// lookup); `nil` when there is no such passkey.
     public func findWithOwner(rpID: String, credentialID: [UInt8]) throws(StoreError) -> (credential: CredentialRecord, owner: UserRecord)? {
         guard let row = try database.queryFirst(Self.findWithOwner, [.text(rpID), .blob(credentialID)]) else { return nil }
-        // The passkey's columns come first, then the owner's, under the same names: each record reads its own part.
-        let split = Self.columnCount
-        guard row.columns.count == split + UserRepository.columnCount else {
-            throw StoreError(.internalFailure, "a passkey and its owner came back with \(row.columns.count) columns")
-        }
-        return (try Self.record(SQLRow(columns: Array(row.columns[..<split]), values: Array(row.values[..<split]))),
-                try UserRepository.record(SQLRow(columns: Array(row.columns[split...]), values: Array(row.values[split...]))))
+        let parts = try row.split(Self.columnCount, UserRepository.columnCount)
+        return (try Self.record(parts[0]), try UserRepository.record(parts[1]))
     }
 
-    private static let columnCount = columns.split(separator: ",").count
+    private static let columnCount = sqlColumnNames(columns).count
     private static let findWithOwner = """
-        SELECT \(qualified(columns, "c")), \(qualified(UserRepository.columns, "u"))
+        SELECT \(sqlQualified(columns, "c")), \(sqlQualified(UserRepository.columns, "u"))
         FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.rp_id = $1 AND c.credential_id = $2
         """
-
-    /// `columns` (a comma-separated list) each qualified by `table`.
-    private static func qualified(_ columns: String, _ table: String) -> String {
-        columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespacesAndNewlines))" }.joined(separator: ", ")
-    }
 
     /// The passkey with this record ID, if any.
     public func get(id: String) throws(StoreError) -> CredentialRecord? {

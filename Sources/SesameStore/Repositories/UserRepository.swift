@@ -51,7 +51,7 @@ public struct UserRepository: Sendable {
 
     static let columns =
         "id, project_id, email, name, password_hash, status, user_handle, created_at, updated_at, mfa, email_verified"
-    static let columnCount = columns.split(separator: ",").count
+    static let columnCount = sqlColumnNames(columns).count
 
     /// Inserts a user.
     /// - Throws: ``StoreError/Code/conflict`` when the ID, the email within the project or the user handle exists;
