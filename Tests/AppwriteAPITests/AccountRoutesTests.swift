@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameHTTP
 import SesameStore
+import SesameTestSupport
 import Testing
 
 @Suite struct AccountRoutesTests {

@@ -4,6 +4,7 @@ import SesameCore
 import SesameHTTP
 import SesameServer
 import Synchronization
+import SesameTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -2,6 +2,7 @@ import Foundation
 import SesameClient
 import SesameCore
 import SesameHTTP
+import SesameTestSupport
 import Testing
 
 @Suite struct JWTTests {

@@ -4,6 +4,7 @@ import SesameCore
 import SesameHTTP
 import SesameStore
 import Synchronization
+import SesameTestSupport
 import Testing
 
 let shopOrigin = "https://shop.example"

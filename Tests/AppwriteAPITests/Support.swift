@@ -6,19 +6,6 @@ import SesameStore
 import SesameTestSupport
 import Testing
 
-/// The storage backends the face's tests run on.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-
-    func makeURL() throws -> String {
-        switch self {
-        case .sqlite:
-            "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-appwrite-\(UUID().uuidString)/db").path
-        case .postgres: try PostgresCluster.shared.createDatabase()
-        }
-    }
-}
 
 /// A whole Sesame application (every route, in process) with one project and an API key holding every scope.
 struct Harness {

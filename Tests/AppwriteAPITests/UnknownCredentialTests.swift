@@ -1,6 +1,7 @@
 import Foundation
 import SesameClient
 import SesameHTTP
+import SesameTestSupport
 import Testing
 
 /// `X-Sesame-Unknown-Credential`: what the browser SDK needs for WebAuthn's `signalUnknownCredential`.

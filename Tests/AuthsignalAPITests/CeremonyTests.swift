@@ -3,6 +3,7 @@ import SesameClient
 import SesameCore
 import SesameHTTP
 import SesameStore
+import SesameTestSupport
 import Testing
 import WebAuthn
 

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import SesameTestSupport
 import Testing
 
 /// Every error under `/authsignal/v1` has the §1.4 body and `Content-Type: application/json`, whoever made it (a

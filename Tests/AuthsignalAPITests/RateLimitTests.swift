@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import SesameTestSupport
 import Testing
 
 /// The client API's limits (spec §1.4 `too_many_requests`): per IP and per tenant, each minute, in the error shape.

@@ -3,6 +3,7 @@ import SesameClient
 import SesameCore
 import SesameHTTP
 import SesameServer
+import SesameTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -7,19 +7,6 @@ import SesameStore
 import SesameTestSupport
 import Testing
 
-/// The storage backends every Authsignal test runs on.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-
-    func makeURL() throws -> String {
-        switch self {
-        case .sqlite:
-            "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-authsignal-\(UUID().uuidString)/db").path
-        case .postgres: try PostgresCluster.shared.createDatabase()
-        }
-    }
-}
 
 /// A Sesame application answered in process through its router, with a manual clock, one tenant (relying party
 /// `shop.example` with a web platform), its tenant secret, and a software authenticator for the app side.

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import SesameTestSupport
 import Testing
 
 /// Track and result tokens live 10 minutes (spec §4.1, §4.2), belong to one tenant, and carry scopes.

@@ -2,6 +2,7 @@ import Foundation
 import SesameClient
 import SesameCore
 import SesameStore
+import SesameTestSupport
 import Testing
 import WebAuthn
 

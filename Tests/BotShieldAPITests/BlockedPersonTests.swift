@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameTestSupport
 import Testing
 
 /// A person the project blocked cannot confirm anything: their passkeys count for nothing until they are unblocked.

@@ -4,6 +4,7 @@ import SesameCore
 import SesameCrypto
 import SesameServer
 import SesameStore
+import SesameTestSupport
 import Testing
 import WebAuthn
 

@@ -3,6 +3,7 @@ import SesameCore
 import SesameCrypto
 import SesameHTTP
 import SesameServer
+import SesameTestSupport
 import Testing
 
 @Suite struct FlowTests {

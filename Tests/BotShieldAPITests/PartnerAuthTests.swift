@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameStore
+import SesameTestSupport
 import Testing
 
 /// Pattern B's authentication and input errors: each code, in the `{error:{statusCode, code, message}}` shape.

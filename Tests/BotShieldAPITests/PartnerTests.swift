@@ -4,6 +4,7 @@ import SesameCore
 import SesameCrypto
 import SesameStore
 import Synchronization
+import SesameTestSupport
 import Testing
 import WebAuthn
 

@@ -1,6 +1,7 @@
 import Foundation
 import SesameClient
 import SesameCore
+import SesameTestSupport
 import Testing
 import WebAuthn
 

@@ -1,6 +1,7 @@
 import Foundation
 import SesameClient
 import SesameCore
+import SesameTestSupport
 import Testing
 
 /// The Swift SDK's inline helper against the real server: the answer it gives the app for each situation.

@@ -12,19 +12,6 @@ import WebAuthn
 import FoundationNetworking
 #endif
 
-/// The storage backends every inline-verification test runs on.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-
-    func makeURL() throws -> String {
-        switch self {
-        case .sqlite:
-            "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-inline-\(UUID().uuidString)/db").path
-        case .postgres: try PostgresCluster.shared.createDatabase()
-        }
-    }
-}
 
 /// A whole Sesame server on a loopback port, with a manual clock, one project (relying party `id.example`, hosted
 /// pages on `https://app.id.example`), one partner with a live and a test API key, and a software authenticator that

@@ -1,5 +1,6 @@
 import Foundation
 import SesameStore
+import SesameTestSupport
 import Testing
 import WebAuthn
 @testable import SesameCore

@@ -5,17 +5,9 @@ import Testing
 @testable import SesameCore
 
 /// A domain over a fresh store of each backend, with a clock the test moves.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-
+extension Backend {
     func makeSesame(clock: ManualClock = ManualClock()) throws -> Sesame {
-        let url: String
-        switch self {
-        case .sqlite: url = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("sesame-core-\(UUID().uuidString)/db").path
-        case .postgres: url = try PostgresCluster.shared.createDatabase()
-        }
-        return Sesame(store: try Store.open(url), clock: clock, masterKeys: MasterKeyring(current: .generate()))
+        Sesame(store: try Store.open(try makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()))
     }
 }
 

@@ -31,7 +31,6 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
 }
 
 @Suite struct AppwriteCompatTests {
-    enum Backend: String, CaseIterable { case sqlite, postgres }
 
     /// A session that signed in 11 minutes ago (written straight into the live server's database, since the server's
     /// clock is real), for the 10-minute recent-authentication rule. Returns its secret.

@@ -17,7 +17,6 @@ enum AuthsignalSDK {
 }
 
 @Suite struct AuthsignalCompatTests {
-    enum Backend: String, CaseIterable { case sqlite, postgres }
 
     /// The Android app the suite's Android-shaped requests come from (its signing certificate's SHA-256).
     static let androidFingerprint = (0..<32).map { String(format: "%02X", ($0 * 7 + 3) & 0xFF) }.joined(separator: ":")

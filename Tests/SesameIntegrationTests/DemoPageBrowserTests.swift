@@ -5,7 +5,6 @@ import Testing
 /// The demo page at `/` in real headless Chromium with a CDP virtual authenticator, against a live `sesame serve`
 /// started as `make run` starts it (first start, bootstrap project): `Tests/Browser/demo_test.py`.
 @Suite struct DemoPageBrowserTests {
-    enum Backend: String, CaseIterable { case sqlite, postgres }
 
     @Test("127.0.0.1 hint, sign up, sign out, sign in, reload, autofill, rename, delete, then the deleted passkey is refused and forgotten", arguments: Backend.allCases)
     func demo(backend: Backend) throws {

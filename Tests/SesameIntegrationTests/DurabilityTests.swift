@@ -7,10 +7,7 @@ import Testing
 import Glibc
 #endif
 
-enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-
+extension Backend {
     /// A fresh empty database of this kind; `folder` holds the SQLite file.
     func makeDatabase(in folder: TemporaryFolder) throws -> String {
         switch self {

@@ -8,7 +8,6 @@ import Glibc
 
 /// The hosted hand-off page at `/verify` in real headless Chromium (`Tests/Browser/handoff_test.py`).
 @Suite struct HandOffPageBrowserTests {
-    enum Backend: String, CaseIterable { case sqlite, postgres }
 
     /// A TCP port free on 127.0.0.1 a moment ago: the hosted pages' origin (`--app-url`, by default
     /// `http://localhost:PORT`) must name the port the page is served on, so the server cannot take port 0.

@@ -5,7 +5,6 @@ import Testing
 /// The hosted setup page at `/app/account/passkey` in real headless Chromium with a CDP virtual authenticator, and its
 /// passkeys on the hand-off page (`Tests/Browser/setup_test.py`), against a live `sesame serve` on a first start.
 @Suite struct SetupPageBrowserTests {
-    enum Backend: String, CaseIterable { case sqlite, postgres }
 
     @Test("create an ID, sign out and in, add a passkey; hand-off unlinked, link: true, wrong identity, Create your ID there; upgradeToPasskey; Authsignal sign-up and sign-in",
           arguments: Backend.allCases)

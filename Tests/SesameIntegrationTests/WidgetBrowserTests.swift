@@ -6,8 +6,8 @@ import Testing
 /// (`Tests/Browser/widget_test.py`): the inline-passkey frame, the QR path, the fallbacks, the events and return_url.
 @Suite struct WidgetBrowserTests {
     @Test("inline frame, QR path, fallback, phone, refusals and return_url from a page on another origin",
-          arguments: HandOffPageBrowserTests.Backend.allCases)
-    func widget(backend: HandOffPageBrowserTests.Backend) throws {
+          arguments: Backend.allCases)
+    func widget(backend: Backend) throws {
         let world = try PartnerServer(sqlite: backend == .sqlite)
         defer { world.stop() }
         let server = world.server

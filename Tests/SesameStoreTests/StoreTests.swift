@@ -1,6 +1,7 @@
 import Foundation
 import SesameStore
 import Synchronization
+import SesameTestSupport
 import Testing
 
 /// The same assertions against SQLite (a temp file per test) and PostgreSQL (a fresh database per test).

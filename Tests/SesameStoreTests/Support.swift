@@ -4,41 +4,16 @@ import SesameTestSupport
 import Synchronization
 import Testing
 
-/// The backends every store test runs against.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite
-    case postgres
-
-    var testDescription: String { rawValue }
-
-    /// A URL for a fresh, empty database of this backend.
-    func makeURL() throws -> String {
-        switch self {
-        case .sqlite:
-            let folder = sqliteRoot.appendingPathComponent(UUID().uuidString)
-            return "sqlite:\(folder.path)/nested/sesame.db"
-        case .postgres:
-            return try PostgresCluster.shared.createDatabase()
-        }
-    }
-
+extension Backend {
     /// Opens a migrated store on a fresh database.
     func makeStore() throws -> Store {
         try Store.open(try makeURL())
     }
 }
 
-/// This process's folder of SQLite test databases, removed at exit.
-let sqliteRoot: URL = {
-    let root = FileManager.default.temporaryDirectory
-        .appendingPathComponent("sesame-store-tests-\(ProcessInfo.processInfo.processIdentifier)")
-    atexit { try? FileManager.default.removeItem(at: sqliteRoot) }
-    return root
-}()
-
-/// The path of a new SQLite database file (not created yet) in a folder of its own under ``sqliteRoot``.
+/// The path of a new SQLite database file (not created yet) in a folder of its own under ``sqliteTestRoot``.
 func freshSQLitePath() throws -> String {
-    let folder = sqliteRoot.appendingPathComponent(UUID().uuidString)
+    let folder = sqliteTestRoot.appendingPathComponent(UUID().uuidString)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     return folder.appendingPathComponent("test.db").path
 }

@@ -1,0 +1,24 @@
+import Foundation
+
+/// The two database backends. Every behaviour that reaches the store is tested on both.
+public enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite, postgres
+
+    public var description: String { rawValue }
+
+    /// A URL for a fresh, empty database of this backend: an SQLite file (not created yet) in a folder of its own under
+    /// this process's temporary root, which is removed at exit, or a new database on the shared PostgreSQL cluster.
+    public func makeURL() throws -> String {
+        switch self {
+        case .sqlite: "sqlite:" + sqliteTestRoot.appendingPathComponent(UUID().uuidString).appendingPathComponent("sesame.db").path
+        case .postgres: try PostgresCluster.shared.createDatabase()
+        }
+    }
+}
+
+/// This process's folder of SQLite test databases, removed at exit.
+public let sqliteTestRoot: URL = {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-tests-\(ProcessInfo.processInfo.processIdentifier)")
+    atexit { try? FileManager.default.removeItem(at: sqliteTestRoot) }
+    return root
+}()
