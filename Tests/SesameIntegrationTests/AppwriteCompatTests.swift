@@ -52,7 +52,7 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
         let python = try AppwriteSDK.python.get()
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
+        let database = try backend.makeDatabase(in: folder)
         let server = try ServerProcess.start(database: database)
         defer { _ = server.kill() }
         let key = try #require(server.adminKey, "the first start prints an admin key")

@@ -36,7 +36,7 @@ enum AuthsignalSDK {
         let python = try AuthsignalSDK.python.get()
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
+        let database = try backend.makeDatabase(in: folder)
         // The suite's client calls all come from 127.0.0.1, faster than the default 60 per minute.
         let server = try ServerProcess.start(database: database, extra: ["--inline-ip-limit", "5000"], logOff: false)
         defer { _ = server.kill() }

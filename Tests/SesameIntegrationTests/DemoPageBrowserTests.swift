@@ -10,7 +10,7 @@ import Testing
     func demo(backend: Backend) throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let database = backend == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try PostgresCluster.shared.createDatabase()
+        let database = try backend.makeDatabase(in: folder)
         // The request log stays on: the run also shows that no secret reaches it.
         let server = try ServerProcess.start(database: database, logOff: false)
         defer { server.kill() }

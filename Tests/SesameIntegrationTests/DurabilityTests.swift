@@ -7,16 +7,6 @@ import Testing
 import Glibc
 #endif
 
-extension Backend {
-    /// A fresh empty database of this kind; `folder` holds the SQLite file.
-    func makeDatabase(in folder: TemporaryFolder) throws -> String {
-        switch self {
-        case .sqlite: "sqlite:\(folder.path)/sesame.db"
-        case .postgres: try PostgresCluster.shared.createDatabase()
-        }
-    }
-}
-
 @Suite("Acknowledged writes survive SIGKILL")
 struct DurabilityTests {
     /// What one acknowledged (201) write returned.

@@ -31,6 +31,13 @@ struct TemporaryFolder {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
+extension Backend {
+    /// A fresh empty database of this kind for a server process; `folder` holds the SQLite file.
+    func makeDatabase(in folder: TemporaryFolder) throws -> String {
+        self == .sqlite ? "sqlite:\(folder.path)/sesame.db" : try makeURL()
+    }
+}
+
 /// One `sesame serve` child process.
 ///
 /// Started with `posix_spawn` (stdout and stderr to files, which the test polls) rather than Foundation's `Process`,
