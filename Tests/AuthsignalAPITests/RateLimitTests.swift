@@ -38,4 +38,16 @@ import Testing
         #expect(harness.send(.POST, "/client/challenge", ["action": "signIn"], authorization: harness.tenantAuthorization,
                              remoteAddress: "203.0.113.1").isError(429, "too_many_requests"))
     }
+
+    @Test("with the per-IP limits off (--dev-no-ip-limits), one address may pass the per-IP limit; the tenant's holds",
+          arguments: Backend.allCases)
+    func perIPOff(backend: Backend) throws {
+        let harness = try Harness(backend, callsPerMinutePerIP: 1, perIPLimits: false)
+        for _ in 0..<100 {
+            #expect(harness.send(.POST, "/client/challenge", ["action": "signIn"], authorization: harness.tenantAuthorization,
+                                 remoteAddress: "127.0.0.1").status == 200)
+        }
+        #expect(harness.send(.POST, "/client/challenge", ["action": "signIn"], authorization: harness.tenantAuthorization,
+                             remoteAddress: "127.0.0.1").isError(429, "too_many_requests"))
+    }
 }

@@ -21,10 +21,10 @@ final class Harness: @unchecked Sendable {
     /// `@unchecked Sendable`: each test uses its harness from one task at a time, except where it says otherwise.
     let authenticator = SoftwareAuthenticator()
 
-    init(_ backend: Backend, callsPerMinutePerIP: Int = 1000) throws {
+    init(_ backend: Backend, callsPerMinutePerIP: Int = 1000, perIPLimits: Bool = true) throws {
         let inline = InlineConfiguration(publicCallsPerMinutePerIP: callsPerMinutePerIP)
         let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock, inline: inline,
-                            masterKeys: MasterKeyring(current: .generate()))
+                            masterKeys: MasterKeyring(current: .generate()), perIPLimits: perIPLimits)
         application = SesameApplication(sesame: sesame, log: nil)
         tenantID = try sesame.projects.create(name: "Shop", relyingPartyID: Self.rpID, relyingPartyName: "Shop").id
         _ = try sesame.projects.addPlatform(projectID: tenantID, .web(hostname: Self.rpID))

@@ -70,16 +70,17 @@ public struct AuthsignalService: Sendable {
     public static let tenantLimitFactor = 100
 
     /// Counts a client-API call from `clientIP` for `project`: at most the deployment's public per-IP limit
-    /// (``InlineConfiguration/publicCallsPerMinutePerIP``, 60 by default) per minute and address, and
-    /// ``tenantLimitFactor`` times that per tenant.
+    /// (``InlineConfiguration/publicCallsPerMinutePerIP``, 60 by default) per minute and address (unless
+    /// ``Sesame/perIPLimits`` is off), and ``tenantLimitFactor`` times that per tenant.
     /// - Throws: `rate_limited`.
     public func limitClientCall(project: Project, clientIP: String) throws(SesameError) {
         let perIP = sesame.inline.publicCallsPerMinutePerIP
         let perTenant = perIP.multipliedReportingOverflow(by: Self.tenantLimitFactor)
         let tenantLimit = perTenant.overflow ? Int.max : perTenant.partialValue
+        var limits: [(key: String, limit: Int)] = [("authsignal-tenant:\(project.id)", tenantLimit)]
+        if sesame.perIPLimits { limits.insert(("authsignal-ip:\(clientIP)", perIP), at: 0) }
         // One atomic step; an address over its own limit spends nothing of the tenant's.
-        let decision = try sesame.rateLimiter.hit([("authsignal-ip:\(clientIP)", perIP), ("authsignal-tenant:\(project.id)", tenantLimit)],
-                                                  window: 60)
+        let decision = try sesame.rateLimiter.hit(limits, window: 60)
         guard decision.allowed else { throw SesameError(.rateLimited, "client calls per IP or tenant per minute", rateLimit: decision) }
     }
 
