@@ -41,8 +41,9 @@ final class WindowCounters: Sendable {
             var counts: [Int64] = []
             for (key, limit) in limits {
                 let slot = Key(key: key, windowStart: windowStart)
-                if state.counters[slot] == nil && state.counters.count >= capacity { state.sweep(endedBy: windowStart) }
-                guard let count = state.counters[slot].map({ $0.count + 1 }) ?? (state.counters.count < capacity ? 1 : nil) else {
+                let held = state.counters[slot]?.count
+                if held == nil && state.counters.count >= capacity { state.sweep(endedBy: windowStart) }
+                guard let count = held.map({ $0 + 1 }) ?? (state.counters.count < capacity ? 1 : nil) else {
                     counts.append(.max)  // over any limit
                     break
                 }
