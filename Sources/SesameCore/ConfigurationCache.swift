@@ -5,15 +5,20 @@ import Synchronization
 /// Configuration that changes rarely, read from memory: the projects with their platforms, the API keys in use, the
 /// projects' JWT secrets, the Authsignal tenants' default action outcomes and the deployment keys.
 ///
-/// Every lookup first reads the store's configuration version, one single-row read that database triggers move
-/// forward in the same transaction as any change to projects, platforms, API keys, JWT secrets or action outcomes, whoever makes it (this node,
-/// another node on the same PostgreSQL, the CLI). When it moved, everything version-scoped is dropped, so a request
-/// that starts after a change committed anywhere sees it: a revoked key fails on every node from the next request.
-/// A load that raced with a change is not kept (``State/generation``).
+/// What tells the cache that something changed is the store's configuration version, one single-row read that database
+/// triggers move forward in the same transaction as any change to projects, platforms, API keys, JWT secrets or action
+/// outcomes, whoever makes it (this node, another node on the same PostgreSQL, the CLI). When it moved, everything
+/// version-scoped is dropped. A load that raced with a change is not kept (``State/generation``).
 ///
-/// Within one request (``Sesame/servingOneRequest(_:)``) the version is read once, at its first lookup, and the later
-/// lookups use that reading, until the request changes configuration itself (``noteChange()``): a request is served
-/// from one view of the configuration, taken after it started.
+/// The version is read at most once per ``refreshInterval`` (``Sesame/defaultConfigurationRefresh`` unless told; at
+/// most a second), by the first lookup after the last reading aged: so a change made anywhere is served by every node
+/// within that interval, a revoked key refused everywhere within it, at no database read per request. A change made
+/// through this node's services (``noteChange()``) is seen by its next lookup at once: the change drops the node's
+/// reading. With an interval of zero every request reads the version.
+///
+/// Within one request (``Sesame/servingOneRequest(_:)``) the first lookup fixes the version the request is served
+/// from, and the later lookups use it, until the request changes configuration itself: a request is served from one
+/// view of the configuration.
 ///
 /// A key's last use is written at most once per ``touchInterval`` per node, not per request.
 final class ConfigurationCache: Sendable {
@@ -22,6 +27,8 @@ final class ConfigurationCache: Sendable {
 
     private struct State {
         var version: Int64?
+        /// When ``version`` was read; `nil` once a change on this node made it stale.
+        var versionReadAt: ContinuousClock.Instant?
         /// Moves with every drop, so that a load begun before it is not stored after it.
         var generation: UInt64 = 0
         var projects: [Project]?
@@ -37,7 +44,14 @@ final class ConfigurationCache: Sendable {
     private let deploymentKeys = Mutex<[String: [UInt8]]>([:])
     private let touched = Mutex<[String: Date]>([:])
 
-    init() {}
+    /// How long one reading of the configuration version serves.
+    let refreshInterval: Duration
+
+    /// - Parameter refreshInterval: how long one reading of the version serves (zero: one read per request), clamped to
+    ///   ``Sesame/longestConfigurationRefresh``.
+    init(refreshInterval: Duration) {
+        self.refreshInterval = min(max(refreshInterval, .zero), Sesame.longestConfigurationRefresh)
+    }
 
     /// One request's reading of the configuration version, used by one request on one thread at a time.
     final class RequestMemo: @unchecked Sendable {
@@ -50,17 +64,27 @@ final class ConfigurationCache: Sendable {
     private let versionReads = Atomic<Int>(0)
     var versionReadCount: Int { versionReads.load(ordering: .relaxed) }
 
-    /// Forgets the current request's reading of the version, after the request changed configuration.
-    func noteChange() { RequestMemo.current?.version = nil }
+    /// Forgets this node's reading of the version, after a change made through its services: the next lookup (the
+    /// current request's too) reads it again.
+    func noteChange() {
+        RequestMemo.current?.version = nil
+        state.withLock { $0.versionReadAt = nil }
+    }
 
-    /// Reads the store's version (once per request) and drops what it outdates; returns the generation lookups store
-    /// under.
+    /// Makes sure the cache is at a version read within ``refreshInterval`` (reading the store's when it is not) and
+    /// drops what that version outdates; returns the generation lookups store under.
     private func validate(_ store: Store) throws(SesameError) -> UInt64 {
         let memo = RequestMemo.current
-        // The request's reading still holds while the cache is at that version or a later one.
-        if let read = memo?.version, let generation = state.withLock({ $0.version.map { $0 >= read } == true ? $0.generation : nil }) {
-            return generation
+        let now = ContinuousClock.now
+        let current = state.withLock { state -> UInt64? in
+            guard let version = state.version else { return nil }
+            // The request's reading still holds while the cache is at that version or a later one.
+            if let read = memo?.version { return version >= read ? state.generation : nil }
+            guard let readAt = state.versionReadAt, now - readAt < refreshInterval else { return nil }
+            memo?.version = version
+            return state.generation
         }
+        if let current { return current }
         let version = try StoreErrors.map { () throws(StoreError) in try store.configurationVersion.current() }
         versionReads.add(1, ordering: .relaxed)
         memo?.version = version
@@ -68,6 +92,7 @@ final class ConfigurationCache: Sendable {
             if state.version != version {
                 state = State(version: version, generation: state.generation &+ 1)
             }
+            state.versionReadAt = now
             return state.generation
         }
     }

@@ -11,8 +11,8 @@ public struct RateLimitDecision: Sendable, Hashable {
     public let resetAt: Date
 }
 
-/// Fixed-window rate limits counted by the store: in the database on PostgreSQL, so they hold across every node; in the
-/// serving process on SQLite, which one process serves.
+/// Fixed-window rate limits counted by the store: decided in the serving process's memory, and on PostgreSQL shared
+/// through the database so they hold across every node (see ``RateLimitRepository``).
 public struct RateLimiter: Sendable {
     let store: Store
     let clock: any SesameClock
@@ -22,8 +22,8 @@ public struct RateLimiter: Sendable {
         try hit([(key, limit)], window: window)
     }
 
-    /// Counts one attempt against each limit in turn, as one atomic step (a bookkeeping statement on PostgreSQL, whose
-    /// commit does not wait for the disk; no write at all on SQLite), up to the first that refuses it (the later ones
+    /// Counts one attempt against each limit in turn, as one atomic step (in memory; on PostgreSQL now and then a
+    /// bookkeeping statement that shares the counts), up to the first that refuses it (the later ones
     /// are then not counted, so a caller over its own limit spends nothing of a shared one).
     /// - Returns: the refusing limit's decision, or the last one's when every limit allows the attempt.
     public func hit(_ limits: [(key: String, limit: Int)], window: TimeInterval) throws(SesameError) -> RateLimitDecision {

@@ -13,7 +13,7 @@ public struct Sesame: Sendable {
     public let perIPLimits: Bool
     private let signerOverride: (any VerificationTokenSigner)?
     /// Projects, platforms, API keys and secrets read from memory while the configuration version stays.
-    let configurationCache = ConfigurationCache()
+    let configurationCache: ConfigurationCache
 
     public var projects: ProjectService { ProjectService(store: store, clock: clock, cache: configurationCache) }
     public var apiKeys: APIKeyService { APIKeyService(store: store, clock: clock, cache: configurationCache) }
@@ -41,6 +41,12 @@ public struct Sesame: Sendable {
     /// What signs verification tokens: the stored signing keys unless a test replaced it.
     public var tokenSigner: any VerificationTokenSigner { signerOverride ?? signingKeys }
 
+    /// How long one reading of the configuration version serves unless told: a change made on another node or by the CLI
+    /// is served here within it.
+    public static let defaultConfigurationRefresh: Duration = .milliseconds(250)
+    /// The longest a reading of the configuration version may serve: every change reaches every node within a second.
+    public static let longestConfigurationRefresh: Duration = .seconds(1)
+
     /// Serves one request in `body`: its configuration lookups read the configuration version once, at the first,
     /// instead of at each (see ``ConfigurationCache``). The server wraps every request in it.
     public static func servingOneRequest<T>(_ body: () throws -> T) rethrows -> T {
@@ -52,9 +58,13 @@ public struct Sesame: Sendable {
     ///   - masterKeys: the master keys (``MasterKeyring/none`` leaves every sealed secret unusable).
     ///   - tokenSigner: replaces the stored signing keys (tests of a failing signer).
     ///   - perIPLimits: false switches the per-IP rate limits off (development only).
+    ///   - configurationRefresh: how long one reading of the configuration version serves, so how soon a change made
+    ///     elsewhere (another node, the CLI) is served here (see ``ConfigurationCache``); at most a second.
     public init(store: Store, clock: any SesameClock = SystemClock(), inline: InlineConfiguration = InlineConfiguration(),
-                masterKeys: MasterKeyring, tokenSigner: (any VerificationTokenSigner)? = nil, perIPLimits: Bool = true) {
+                masterKeys: MasterKeyring, tokenSigner: (any VerificationTokenSigner)? = nil, perIPLimits: Bool = true,
+                configurationRefresh: Duration = defaultConfigurationRefresh) {
         self.store = store
+        self.configurationCache = ConfigurationCache(refreshInterval: configurationRefresh)
         self.clock = clock
         self.inline = inline
         self.masterKeys = masterKeys

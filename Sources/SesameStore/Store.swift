@@ -20,14 +20,19 @@ public enum Durability: String, Sendable, CaseIterable {
 public final class Store: Repositories, Sendable {
     /// The database the repositories use.
     public let database: any SQLDatabase
-    /// On SQLite, the rate-limit counters, which live in the serving process (see ``RateLimitRepository``).
-    let rateCounters: WindowCounters?
+    /// The rate-limit counters, which decide in the serving process (see ``RateLimitRepository``).
+    let rateCounters: WindowCounters
 
     /// Wraps an open database and applies pending migrations.
     /// - Throws: ``StoreError/Code/migrationFailed`` when the schema cannot be brought up to date.
-    public init(database: any SQLDatabase) throws(StoreError) {
+    public convenience init(database: any SQLDatabase) throws(StoreError) {
+        try self.init(database: database, rateLimitSharing: RateLimitRepository.sharingInterval)
+    }
+
+    /// Wraps an open database whose nodes share rate-limit counts every `rateLimitSharing` (PostgreSQL only).
+    init(database: any SQLDatabase, rateLimitSharing: Duration) throws(StoreError) {
         self.database = database
-        rateCounters = database.dialect == .sqlite ? WindowCounters() : nil
+        rateCounters = WindowCounters(sharing: database.dialect == .sqlite ? nil : WindowCounters.Sharing(interval: rateLimitSharing))
         try Migrator.migrate(database)
     }
 
@@ -93,8 +98,8 @@ public final class Store: Repositories, Sendable {
 }
 
 extension Store {
-    /// Fixed-window rate-limit counters, each call its own atomic step (never part of a transaction: on SQLite they
-    /// live in this process's memory).
+    /// Fixed-window rate-limit counters, each call its own atomic step (never part of a transaction: they decide in
+    /// this process's memory).
     public var rateLimits: RateLimitRepository { RateLimitRepository(database: database, counters: rateCounters) }
 }
 

@@ -22,3 +22,10 @@ public let sqliteTestRoot: URL = {
     atexit { try? FileManager.default.removeItem(at: sqliteTestRoot) }
     return root
 }()
+
+/// Sleeps through `interval` (a server's configuration refresh interval) and a little more. A configuration change made
+/// beside a server (by the CLI, another node, or the store directly) is served by it after that, so a test waits it
+/// out before it expects the change.
+public func waitOut(_ interval: Duration) {
+    Thread.sleep(forTimeInterval: Double(interval / .milliseconds(1)) / 1000 + 0.05)
+}

@@ -14,19 +14,22 @@ enum ServeCommand {
                             [--public-url URL] [--app-url URL] [--webhooks-allow-local] [--inline-ip-limit N]
                             [--webhooks on|off] [--max-connections N] [--max-connections-per-ip N]
                             [--header-timeout SECONDS] [--master-key-file PATH] [--durability full|process]
-                            [--dev-no-ip-limits] [--id-project ID]
+                            [--dev-no-ip-limits] [--id-project ID] [--config-refresh MILLISECONDS]
           Each flag may also come from the environment: SESAME_DB, SESAME_LISTEN, SESAME_THREADS,
           SESAME_MAX_BODY, SESAME_CONNECTION_TIMEOUT, SESAME_LOG, SESAME_PUBLIC_URL, SESAME_APP_URL,
           SESAME_WEBHOOKS_ALLOW_LOCAL=1, SESAME_INLINE_IP_LIMIT, SESAME_WEBHOOKS, SESAME_MAX_CONNECTIONS,
           SESAME_MAX_CONNECTIONS_PER_IP, SESAME_HEADER_TIMEOUT, SESAME_DURABILITY, SESAME_DEV_NO_IP_LIMITS=1,
-          SESAME_ID_PROJECT. Flags win. --id-project (default: default, the bootstrap project) is the project whose
-          people the hosted setup page (setup_url) signs in and creates.
+          SESAME_ID_PROJECT, SESAME_CONFIG_REFRESH. Flags win. --id-project (default: default, the bootstrap
+          project) is the project whose people the hosted setup page (setup_url) signs in and creates.
           --dev-no-ip-limits switches the per-IP rate limits off (passkey sign-ins, token exchanges, the public inline
           endpoints), so one developer on loopback is never locked out: for development only, never in production.
           --durability full (the default) acknowledges a write once it is on stable storage: it survives SIGKILL,
           an OS crash and power loss. process acknowledges it once it is in the database's log: it survives SIGKILL
           of Sesame, but an OS crash or power loss may lose the last moments of writes (SQLite does not wait for the
           log's flush; PostgreSQL runs with synchronous_commit = off).
+          --config-refresh (default 250, at most 1000, 0 for every request) is how often this node reads the
+          configuration version: a project, platform, API key or action outcome changed by another node or the CLI
+          is served here, and a revoked key refused, within that many milliseconds (its own changes at once).
           --max-connections (default 1024) bounds open connections; --max-connections-per-ip (default 128, 0 for
           none) those from one address: behind a reverse proxy, which connects from one address, set 0 and limit
           clients at the proxy. --header-timeout (default 10, 0 for none) closes a connection whose request line and
@@ -96,10 +99,17 @@ enum ServeCommand {
                 throw Arguments.UsageError(message: "--durability must be full or process")
             }
             let perIPLimits = !(args.flag("--dev-no-ip-limits") || environment["SESAME_DEV_NO_IP_LIMITS"] == "1")
+            let longest = Int(Sesame.longestConfigurationRefresh / .milliseconds(1))
+            let configurationRefresh = try setting("--config-refresh", "SESAME_CONFIG_REFRESH").map { text throws(Arguments.UsageError) in
+                let milliseconds = try nonNegative(text, "--config-refresh")
+                guard milliseconds <= longest else { throw Arguments.UsageError(message: "--config-refresh must be at most \(longest)") }
+                return Duration.milliseconds(milliseconds)
+            } ?? Sesame.defaultConfigurationRefresh
             let masterKeys = try MasterKeySettings(&args, environment: environment)
             try args.finish()
             return serve(database: database, durability: durability, masterKeys: masterKeys, configuration: configuration, inline: inline,
-                         perIPLimits: perIPLimits, deliversWebhooks: webhooks == "on", log: logMode == "json" ? RequestLog() : nil)
+                         perIPLimits: perIPLimits, configurationRefresh: configurationRefresh, deliversWebhooks: webhooks == "on",
+                         log: logMode == "json" ? RequestLog() : nil)
         } catch let error as Arguments.UsageError {
             return fail("\(error.message)\n\(usage)", status: 2)
         } catch {
@@ -108,11 +118,12 @@ enum ServeCommand {
     }
 
     private static func serve(database: String, durability: Durability, masterKeys: MasterKeySettings, configuration: HTTPServer.Configuration,
-                              inline: InlineConfiguration, perIPLimits: Bool, deliversWebhooks: Bool, log: RequestLog?) -> Int32 {
+                              inline: InlineConfiguration, perIPLimits: Bool, configurationRefresh: Duration, deliversWebhooks: Bool,
+                              log: RequestLog?) -> Int32 {
         let sesame: Sesame
         do {
             sesame = try masterKeys.openForServing(database: database, store: try Store.open(database, durability: durability), inline: inline,
-                                                   perIPLimits: perIPLimits)
+                                                   perIPLimits: perIPLimits, configurationRefresh: configurationRefresh)
             try Bootstrap.ensureDefaultProject(sesame)
         } catch let error as MasterKeySettings.Failure {
             return fail(error.message, status: 1)

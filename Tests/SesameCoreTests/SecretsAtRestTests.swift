@@ -106,6 +106,7 @@ import WebAuthn
             "INSERT INTO signing_keys (id, generation, private_key, created_at, activates_at) VALUES ($1, 99, $2, 0, 0)",
             [.text(kid), .text(key.pemRepresentation)]
         )
+        waitOut(Sesame.defaultConfigurationRefresh)  // written beside the services: served after the refresh interval
         #expect(try sesame.secrets.inventory().plaintext == [.jwtSecret: 1, .signingKey: 1])
         #expect(throws: SesameError.code(.internalFailure)) { try sesame.jwts.verify(projectID: projectID, token: jwt) }
         #expect(try sesame.secrets.prepare() == 2)

@@ -6,8 +6,9 @@ import Testing
 
 /// A domain over a fresh store of each backend, with a clock the test moves.
 extension Backend {
-    func makeSesame(clock: ManualClock = ManualClock()) throws -> Sesame {
-        Sesame(store: try Store.open(try makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()))
+    func makeSesame(clock: ManualClock = ManualClock(), configurationRefresh: Duration = Sesame.defaultConfigurationRefresh) throws -> Sesame {
+        Sesame(store: try Store.open(try makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()),
+               configurationRefresh: configurationRefresh)
     }
 }
 
@@ -126,10 +127,13 @@ extension Backend {
 }
 
 /// The configuration cache inside one process: what a lookup after a change sees, and the once-a-minute key touch.
+/// Changes "beside the services" are written to the store directly, as another node or the CLI would: only the
+/// configuration version tells the cache. Most tests read it on every request (a zero refresh interval), to see what
+/// each reading does; `refreshInterval` tests the interval itself.
 @Suite struct ConfigurationCacheTests {
     @Test("a platform, a relying party and a revoked key changed in the store are seen by the next lookup", arguments: Backend.allCases)
     func nextLookupSeesChanges(backend: Backend) throws {
-        let sesame = try backend.makeSesame()
+        let sesame = try backend.makeSesame(configurationRefresh: .zero)
         let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
         let (key, secret) = try sesame.apiKeys.create(projectID: project.id, name: "server", scopes: [.usersWrite])
         #expect(try sesame.apiKeys.authenticate(secret, requiring: .usersWrite).id == key.id)
@@ -147,7 +151,7 @@ extension Backend {
     @Test("one request reads the version once; another node's change is seen by the next request, the request's own at once",
           arguments: Backend.allCases)
     func oneReadPerRequest(backend: Backend) throws {
-        let sesame = try backend.makeSesame()
+        let sesame = try backend.makeSesame(configurationRefresh: .zero)
         let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
         let (_, secret) = try sesame.apiKeys.create(projectID: project.id, name: "server", scopes: [.usersWrite])
         let cache = sesame.configurationCache
@@ -189,7 +193,7 @@ extension Backend {
     @Test("an action code's default outcome set in the store is seen by the next track; one set in a request at once",
           arguments: Backend.allCases)
     func actionOutcomes(backend: Backend) throws {
-        let sesame = try backend.makeSesame()
+        let sesame = try backend.makeSesame(configurationRefresh: .zero)
         let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
         func track() throws -> ActionState { try sesame.authsignal.track(project: project, userID: "u1", actionCode: "pay", input: TrackInput()).action.state }
         #expect(try track() == .allow)
@@ -205,6 +209,51 @@ extension Backend {
             try sesame.authsignal.setOutcome(projectID: project.id, actionCode: "pay", state: .block)
             #expect(try track() == .block)
         }
+    }
+
+    @Test("a reading of the version serves every request for the refresh interval; a change made elsewhere is served after it, one made through the services at once",
+          arguments: Backend.allCases)
+    func refreshInterval(backend: Backend) throws {
+        let interval = Duration.milliseconds(300)
+        let sesame = try backend.makeSesame(configurationRefresh: interval)
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        let (key, secret) = try sesame.apiKeys.create(projectID: project.id, name: "server", scopes: [.usersWrite])
+        let cache = sesame.configurationCache
+        func relyingParty() throws -> String { try Sesame.servingOneRequest { try sesame.projects.get(project.id).relyingPartyID } }
+        func authenticates() -> Bool { (try? Sesame.servingOneRequest { try sesame.apiKeys.authenticate(secret, requiring: .usersWrite) }) != nil }
+
+        // A change through the services drops this node's reading: the version is read again and the change seen at once.
+        #expect(try relyingParty() == "shop.example")
+        var reads = cache.versionReadCount
+        _ = try sesame.projects.setRelyingParty(projectID: project.id, id: "login.shop.example", name: "Shop")
+        #expect(try relyingParty() == "login.shop.example")
+        #expect(cache.versionReadCount > reads)
+        #expect(authenticates())
+
+        // Then requests within the interval read nothing, and do not see a change made beside the services...
+        var readAt = ContinuousClock.now
+        reads = cache.versionReadCount
+        try sesame.store.projects.setRelyingParty(projectID: project.id, rpID: "shop.example", rpName: "Shop", at: Date())
+        _ = try sesame.store.apiKeys.revoke(projectID: project.id, id: key.id)
+        var stale = 0
+        while ContinuousClock.now - readAt < interval / 2 {
+            if try relyingParty() == "login.shop.example", authenticates() { stale += 1 }
+        }
+        #expect(stale > 0)
+        #expect(cache.versionReadCount == reads, "no version read within the interval")
+        // ...which every request after the interval does: one reads the version, the others use that reading.
+        Thread.sleep(forTimeInterval: 0.35)
+        readAt = ContinuousClock.now
+        #expect(try relyingParty() == "shop.example")
+        #expect(!authenticates(), "the revoked key is refused after the interval")
+        for _ in 0..<5 { #expect(try relyingParty() == "shop.example") }
+        if ContinuousClock.now - readAt < interval { #expect(cache.versionReadCount == reads + 1) }
+    }
+
+    @Test("a refresh interval is at most a second")
+    func refreshIntervalBound() throws {
+        #expect(ConfigurationCache(refreshInterval: .seconds(5)).refreshInterval == .seconds(1))
+        #expect(ConfigurationCache(refreshInterval: .seconds(-1)).refreshInterval == .zero)
     }
 
     @Test("a key's last use is written on its first use, then at most once a minute", arguments: Backend.allCases)

@@ -50,11 +50,12 @@ enum AuthsignalSDK {
         let secret = try #require(created["secret"] as? String)
         #expect(created["tenantId"] as? String == project)
         #expect(created["apiUrl"] as? String == "http://127.0.0.1:\(server.port)/authsignal/v1")
-        // A revoked secret must fail at once.
+        // A revoked secret must fail (within the server's configuration refresh, waited out below).
         let revoked = try SesameCLI.succeed(["authsignal", "secret", "create", "--db", database])
         let revokedID = try #require(try SesameCLI.run(["authsignal", "secret", "list", "--db", database]).stdout.split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.last?["id"] as? String)
         try SesameCLI.succeed(["authsignal", "secret", "revoke", revokedID, "--db", database])
+        SesameCLI.waitForServers()
 
         var environment = ProcessInfo.processInfo.environment
         environment["AUTHSIGNAL_API_URL"] = try #require(created["apiUrl"] as? String)

@@ -150,14 +150,17 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("--activate-in"))
     }
 
-    @Test("serve refuses bad inline-verification and durability settings with exit 2 before it starts")
+    @Test("serve refuses bad inline-verification, durability and configuration-refresh settings with exit 2 before it starts")
     func serveSettings() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let base = ["serve", "--db", "sqlite:\(folder.path)/sesame.db", "--listen", "127.0.0.1:0"]
         for (flags, text) in [(["--webhooks", "maybe"], "--webhooks"), (["--public-url", "ftp://api.example"], "URL"),
                               (["--app-url", "https://app.example/?q=1"], "URL"), (["--inline-ip-limit", "0"], "--inline-ip-limit"),
-                              (["--durability", "sometimes"], "--durability must be full or process")] {
+                              (["--durability", "sometimes"], "--durability must be full or process"),
+                              (["--config-refresh", "1001"], "--config-refresh must be at most 1000"),
+                              (["--config-refresh", "-1"], "--config-refresh must be 0 or a positive integer"),
+                              (["--config-refresh", "0.5"], "--config-refresh must be 0 or a positive integer")] {
             let outcome = try SesameCLI.run(base + flags)
             #expect(outcome.status == 2 && outcome.stderr.contains(text) && !outcome.stdout.contains("listening"), "\(flags): \(outcome.stderr)")
         }

@@ -97,7 +97,7 @@ import Testing
         #expect(try SesameCLI.succeed(["project", "policy", "show"] + db)["acceptNoneAttestation"] as? Bool == false)
     }
 
-    @Test("a policy set by the CLI reaches a running server on PostgreSQL: the next registration asks for direct and a none attestation is refused",
+    @Test("a policy set by the CLI reaches a running server on PostgreSQL: once its refresh interval passed the next registration asks for direct and a none attestation is refused",
           .timeLimit(.minutes(3)))
     func reachesServer() throws {
         let database = try PostgresCluster.shared.createDatabase()
@@ -121,9 +121,10 @@ import Testing
         #expect((try start().json["publicKey"] as? [String: Any])?["attestation"] as? String == "none")
 
         try SesameCLI.succeed(["project", "policy", "set", "--db", database, "--none", "refuse"])
+        SesameCLI.waitForServers()
         let started = try start()
         let options = try #require(started.json["publicKey"] as? [String: Any])
-        #expect(options["attestation"] as? String == "direct", "the next registration sees the change: \(options)")
+        #expect(options["attestation"] as? String == "direct", "a registration after the refresh interval sees the change: \(options)")
         // A synced passkey provider answers with none attestation whatever was asked: refused, generically.
         let request = try JSONDecoder().decode(PublicKeyCredentialCreationOptionsJSON.self, from: JSONSerialization.data(withJSONObject: options))
         let response = try SoftwareAuthenticator().create(request, origin: origin)

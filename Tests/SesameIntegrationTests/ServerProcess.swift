@@ -180,8 +180,12 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
-/// Runs the admin CLI (`sesame platform ...`, `sesame apikey ...`) to completion.
+/// Runs the admin CLI (`sesame platform ...`, `sesame apikey ...`) to completion. A running server serves what it changed
+/// within its configuration refresh interval: ``waitForServers()`` waits that out.
 enum SesameCLI {
+    /// Waits until every running server serves the configuration changes made so far (its default refresh interval).
+    static func waitForServers() { waitOut(Sesame.defaultConfigurationRefresh) }
+
     struct Outcome {
         let status: Int32
         let stdout: String

@@ -1,9 +1,15 @@
 import Foundation
 import Synchronization
 
-/// Fixed-window rate-limit counters in this process's memory: SQLite's (see ``RateLimitRepository``). An embedded
-/// database is served by one process, so its memory holds every count, at no write to the database; a restart starts
-/// the windows over.
+/// Fixed-window rate-limit counters in this process's memory, which decide every hit (see ``RateLimitRepository``).
+///
+/// On SQLite they are the only counts: an embedded database is served by one process, so its memory holds every hit,
+/// at no write to the database; a restart starts the windows over. On PostgreSQL (``sharing`` set) each node also
+/// shares its counts through the database: a counter whose node has not written it for ``Sharing/interval``, or that
+/// is past half its limit, is *due*, and the hit that finds it due takes the node's unwritten hits
+/// (``increment(_:windowStart:window:now:)`` returns them) for the caller to add to the shared row, whose total, with
+/// every node's hits, comes back through ``shared(_:windowStart:now:)``. So a node's view of a counter lacks at most
+/// the other nodes' hits of the last interval that were in the first half of the limit.
 ///
 /// At most `capacity` counters are held. A key that would be one more first drops the counters of windows that ended
 /// (at most once per window start, so a flood cannot make every call sweep); if none did, it is refused as over its
@@ -14,9 +20,25 @@ final class WindowCounters: Sendable {
         let windowStart: Date
     }
 
+    private struct Counter {
+        /// This node's view: the shared total when last written, plus this node's hits since.
+        var count: Int64
+        /// When its window ends.
+        var end: Date
+        /// This node's hits not yet added to the shared row (always 0 without sharing).
+        var unwritten: Int64 = 0
+        /// When this node last took its hits to write (`nil`: never).
+        var takenAt: ContinuousClock.Instant?
+    }
+
+    /// How counts are shared with other nodes.
+    struct Sharing {
+        /// How long a node may count a key in memory before it writes its hits to the shared row again.
+        var interval: Duration
+    }
+
     private struct State {
-        /// Each counter, and when its window ends.
-        var counters: [Key: (count: Int64, end: Date)] = [:]
+        var counters: [Key: Counter] = [:]
         /// The window start of the last sweep for room.
         var lastSweep = Date.distantPast
 
@@ -28,36 +50,88 @@ final class WindowCounters: Sendable {
         }
     }
 
+    /// Hits of one key to add to its shared row.
+    struct Unwritten: Equatable {
+        let key: String
+        let hits: Int64
+    }
+
     /// The most counters held at once.
     let capacity: Int
+    /// `nil` when this process's counts are the only ones (SQLite).
+    let sharing: Sharing?
     private let state = Mutex(State())
 
-    init(capacity: Int = 100_000) { self.capacity = capacity }
+    init(capacity: Int = 100_000, sharing: Sharing? = nil) {
+        self.capacity = capacity
+        self.sharing = sharing
+    }
 
     /// Counts `limits` in turn in the `window`-second window starting at `windowStart`, as
     /// ``RateLimitRepository/increment(_:windowStart:window:)`` says, in one step.
-    func increment(_ limits: [(key: String, limit: Int)], windowStart: Date, window: TimeInterval) -> [Int64] {
+    /// - Returns: the counts, and the unwritten hits of the counted keys that are due to be shared (never any without
+    ///   ``sharing``); the caller adds them to the shared rows and hands the totals to ``shared(_:windowStart:now:)``,
+    ///   or gives them back with ``unshared(_:windowStart:)`` when it could not.
+    func increment(_ limits: [(key: String, limit: Int)], windowStart: Date, window: TimeInterval,
+                   now: ContinuousClock.Instant = .now) -> (counts: [Int64], due: [Unwritten]) {
         state.withLock { state in
-            var counts: [Int64] = []
+            var counts: [Int64] = [], due: [Unwritten] = []
             for (key, limit) in limits {
                 let slot = Key(key: key, windowStart: windowStart)
-                let held = state.counters[slot]?.count
+                let held = state.counters[slot]
                 if held == nil && state.counters.count >= capacity { state.sweep(endedBy: windowStart) }
-                guard let count = held.map({ $0 + 1 }) ?? (state.counters.count < capacity ? 1 : nil) else {
+                guard var counter = held ?? (state.counters.count < capacity ? Counter(count: 0, end: windowStart.addingTimeInterval(window)) : nil)
+                else {
                     counts.append(.max)  // over any limit
                     break
                 }
-                state.counters[slot] = (count, windowStart.addingTimeInterval(window))
-                counts.append(count)
-                if count > Int64(limit) { break }
+                counter.count += 1
+                if let sharing {
+                    counter.unwritten += 1
+                    let stale = counter.takenAt.map { now - $0 >= sharing.interval } ?? true
+                    if stale || counter.count > Int64(limit / 2) {
+                        due.append(Unwritten(key: key, hits: counter.unwritten))
+                        counter.unwritten = 0
+                        counter.takenAt = now
+                    }
+                }
+                state.counters[slot] = counter
+                counts.append(counter.count)
+                if counter.count > Int64(limit) { break }
             }
-            return counts
+            return (counts, due)
         }
     }
 
-    /// The counter of `key` in the window starting at `windowStart` (0 when unused).
-    func current(key: String, windowStart: Date) -> Int64 {
-        state.withLock { $0.counters[Key(key: key, windowStart: windowStart)]?.count ?? 0 }
+    /// Takes in the shared totals of keys whose hits were written: each view becomes the total plus this node's hits
+    /// since they were taken (never less than it was).
+    func shared(_ totals: [String: Int64], windowStart: Date) {
+        state.withLock { state in
+            for (key, total) in totals {
+                let slot = Key(key: key, windowStart: windowStart)
+                guard var counter = state.counters[slot] else { continue }
+                counter.count = max(counter.count, total + counter.unwritten)
+                state.counters[slot] = counter
+            }
+        }
+    }
+
+    /// Gives back hits that could not be written: they are written with the key's next hit.
+    func unshared(_ unwritten: [Unwritten], windowStart: Date) {
+        state.withLock { state in
+            for entry in unwritten {
+                let slot = Key(key: entry.key, windowStart: windowStart)
+                guard var counter = state.counters[slot] else { continue }
+                counter.unwritten += entry.hits
+                counter.takenAt = nil
+                state.counters[slot] = counter
+            }
+        }
+    }
+
+    /// This node's view of the counter of `key` in the window starting at `windowStart`, if it holds one.
+    func current(key: String, windowStart: Date) -> Int64? {
+        state.withLock { $0.counters[Key(key: key, windowStart: windowStart)]?.count }
     }
 
     /// Forgets the counters of windows that started before `time`; how many.
