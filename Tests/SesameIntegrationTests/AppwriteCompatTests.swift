@@ -61,7 +61,7 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
         try SesameCLI.succeed(["project", "set-rp", "--rp-id", "shop.example", "--db", database])
         try SesameCLI.succeed(["platform", "add", "--web", "shop.example", "--db", database])
         let bare = try #require(try SesameCLI.succeed(["project", "create", "--name", "Bare", "--rp-id", "bare.example", "--db", database])["id"] as? String)
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
         let stale = try Self.staleSession(database: database, projectID: server.createdProjectID ?? "default")
         var environment = ProcessInfo.processInfo.environment
         environment["SESAME_STALE_SESSION"] = stale

@@ -55,7 +55,7 @@ enum AuthsignalSDK {
         let revokedID = try #require(try SesameCLI.run(["authsignal", "secret", "list", "--db", database]).stdout.split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.last?["id"] as? String)
         try SesameCLI.succeed(["authsignal", "secret", "revoke", revokedID, "--db", database])
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
 
         var environment = ProcessInfo.processInfo.environment
         environment["AUTHSIGNAL_API_URL"] = try #require(created["apiUrl"] as? String)

@@ -95,7 +95,7 @@ struct BadInputTests {
         let revocableClient = HTTPClient(port: server.port, key: revocableSecret)
         #expect(try revocableClient.get("/api/v1/project/platforms").status == 200)
         try SesameCLI.succeed(["apikey", "revoke", revocableID, "--db", database])
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
         try rejected("revoked key", 401, "unauthorized") {
             try revocableClient.post("/api/v1/project/platforms", #"{"type":"web","hostname":"a.example"}"#)
         }

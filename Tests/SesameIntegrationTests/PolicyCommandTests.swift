@@ -121,7 +121,7 @@ import Testing
         #expect((try start().json["publicKey"] as? [String: Any])?["attestation"] as? String == "none")
 
         try SesameCLI.succeed(["project", "policy", "set", "--db", database, "--none", "refuse"])
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
         let started = try start()
         let options = try #require(started.json["publicKey"] as? [String: Any])
         #expect(options["attestation"] as? String == "direct", "a registration after the refresh interval sees the change: \(options)")

@@ -180,11 +180,13 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
+/// Waits until every running server serves the configuration changes made so far by anyone else (the CLI, another
+/// node): one default configuration refresh interval.
+func waitForConfigurationRefresh() { waitOut(Sesame.defaultConfigurationRefresh) }
+
 /// Runs the admin CLI (`sesame platform ...`, `sesame apikey ...`) to completion. A running server serves what it changed
-/// within its configuration refresh interval: ``waitForServers()`` waits that out.
+/// within its configuration refresh interval (``waitForConfigurationRefresh()``).
 enum SesameCLI {
-    /// Waits until every running server serves the configuration changes made so far (its default refresh interval).
-    static func waitForServers() { waitOut(Sesame.defaultConfigurationRefresh) }
 
     struct Outcome {
         let status: Int32

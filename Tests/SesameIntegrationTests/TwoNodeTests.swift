@@ -82,6 +82,7 @@ struct TwoNodeTests {
         let keys = started.compactMap(\.adminKey)
         #expect(keys.count == 1, "exactly one node prints the admin key: \(started.map(\.stdout))")
         guard let key = keys.first else { return }
+        waitForConfigurationRefresh()  // the other node serves the project and key its peer made within the interval
         for node in started {
             let project = try HTTPClient(port: node.port, key: key).get("/api/v1/project")
             #expect(project.status == 200, "\(project)")

@@ -25,7 +25,7 @@ struct WellKnownTests {
         try SesameCLI.succeed(["platform", "add", "--db", database, "--apple", "ABCDE12345", "--bundle-id", "com.example.ios"])
         let usage = try SesameCLI.run(["platform", "add", "--db", database, "--apple", "ABCDE12345"])
         #expect(usage.status == 2, "--apple without --bundle-id is a usage error: \(usage.stderr)")
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
 
         // With one project, any host (with or without a port) is served that project's files.
         for host in ["localhost", "localhost:\(server.port)", "127.0.0.1:\(server.port)", "anything.example"] {
@@ -55,7 +55,7 @@ struct WellKnownTests {
 
         // A second project: hosts now pick the project whose relying party ID they name, and others get 404.
         try SesameCLI.succeed(["project", "create", "--db", database, "--name", "Other", "--rp-id", "other.example"])
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
         for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json"] {
             let unknown = try get(path, host: "unknown.example")
             #expect(unknown.status == 404, "\(path): \(unknown)")
@@ -74,7 +74,7 @@ struct WellKnownTests {
         }.first { $0["type"] as? String == "apple" }
         try SesameCLI.succeed(["platform", "remove", try #require(apple?["id"] as? String), "--db", database,
                                "--project", try #require(server.createdProjectID)])
-        SesameCLI.waitForServers()
+        waitForConfigurationRefresh()
         let after = try get("/.well-known/apple-app-site-association", host: "localhost")
         #expect(((after.json["webcredentials"] as? [String: Any])?["apps"] as? [String]) == [], "\(after)")
     }
