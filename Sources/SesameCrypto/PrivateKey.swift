@@ -113,7 +113,7 @@ public final class PrivateKey: @unchecked Sendable {
     public func signature(for message: [UInt8]) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed") }
         defer { EVP_MD_CTX_free(ctx) }
-        let md = kind == .p256 ? EVP_sha256() : nil
+        let md = kind == .p256 ? FetchedDigest.sha256.pointer : nil
         precondition(EVP_DigestSignInit(ctx, nil, md, nil, pointer) == 1, "EVP_DigestSignInit failed: \(OpenSSLErrors.drain())")
         return message.withUnsafeBytes { msg in
             let input = msg.baseAddress?.assumingMemoryBound(to: UInt8.self)

@@ -17,9 +17,9 @@ extension PublicKey {
         // RSASSA-PSS: MGF1 uses the message digest and the salt is as long as the digest (RFC 8230 §2).
         var pssSaltLength: Int32? = nil
         switch (algorithm, kind) {
-        case (.ecdsaSHA256, .ellipticCurve): md = EVP_sha256()
-        case (.ecdsaSHA384, .ellipticCurve): md = EVP_sha384()
-        case (.ecdsaSHA512, .ellipticCurve): md = EVP_sha512()
+        case (.ecdsaSHA256, .ellipticCurve): md = FetchedDigest.sha256.pointer
+        case (.ecdsaSHA384, .ellipticCurve): md = FetchedDigest.sha384.pointer
+        case (.ecdsaSHA512, .ellipticCurve): md = FetchedDigest.sha512.pointer
         case (.ed25519, .ed25519):
             guard signature.count == 64 else { return false }
             md = nil
@@ -27,11 +27,11 @@ extension PublicKey {
              (.rsaPSSSHA384, .rsa(let bits)), (.rsaPSSSHA512, .rsa(let bits)):
             guard signature.count == (bits + 7) / 8 else { return false }
             switch algorithm {
-            case .rsaPKCS1v15SHA1: md = EVP_sha1()
-            case .rsaPSSSHA256: (md, pssSaltLength) = (EVP_sha256(), 32)
-            case .rsaPSSSHA384: (md, pssSaltLength) = (EVP_sha384(), 48)
-            case .rsaPSSSHA512: (md, pssSaltLength) = (EVP_sha512(), 64)
-            default: md = EVP_sha256()
+            case .rsaPKCS1v15SHA1: md = FetchedDigest.sha1.pointer
+            case .rsaPSSSHA256: (md, pssSaltLength) = (FetchedDigest.sha256.pointer, 32)
+            case .rsaPSSSHA384: (md, pssSaltLength) = (FetchedDigest.sha384.pointer, 48)
+            case .rsaPSSSHA512: (md, pssSaltLength) = (FetchedDigest.sha512.pointer, 64)
+            default: md = FetchedDigest.sha256.pointer
             }
         default:
             return false

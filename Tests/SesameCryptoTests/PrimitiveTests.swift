@@ -36,6 +36,31 @@ import Testing
         #expect(tag.hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
+    @Test func rfc4231TestCases3And4() {
+        #expect(HMAC.sha256(key: [UInt8](repeating: 0xAA, count: 20), message: [UInt8](repeating: 0xDD, count: 50)).hex
+            == "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe")
+        #expect(HMAC.sha256(key: Array(1...25), message: [UInt8](repeating: 0xCD, count: 50)).hex
+            == "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b")
+    }
+
+    @Test("RFC 4231 test cases 6 and 7: a key longer than a block is hashed first")
+    func rfc4231LongKeys() {
+        let key = [UInt8](repeating: 0xAA, count: 131)
+        #expect(HMAC.sha256(key: key, message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)).hex
+            == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        let message = "This is a test using a larger than block-size key and a larger than block-size data. "
+            + "The key needs to be hashed before being used by the HMAC algorithm."
+        #expect(HMAC.sha256(key: key, message: Array(message.utf8)).hex == "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2")
+    }
+
+    @Test("a key of exactly one block is used as it is; one byte more is hashed (tags from Python's hmac module)")
+    func blockBoundary() {
+        #expect(HMAC.sha256(key: [UInt8](repeating: 1, count: 64), message: Array("exactly one block of key".utf8)).hex
+            == "fb5b5afa853e4a8e91501334c3bf88af75dbbc2a651167f696e158d807ef06ea")
+        #expect(HMAC.sha256(key: [UInt8](repeating: 1, count: 65), message: Array("one byte over a block".utf8)).hex
+            == "d1d48f737fe7e44bc6c979c691906c6c52e60f03b68d3c8965701c8e86aac7be")
+    }
+
     @Test func emptyKeyAndMessageGiveTheKnownTag() {
         // HMAC-SHA256("", "") as computed by `openssl dgst -sha256 -hmac ''`.
         #expect(HMAC.sha256(key: [], message: []).hex == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")

@@ -4,7 +4,7 @@ internal import COpenSSL
 ///
 /// OpenSSL 3.0 has `EVP_DigestFinalXOF` only (`EVP_DigestSqueeze`, which squeezes in steps, arrived in 3.3), so
 /// one call absorbs its input and produces one output of a chosen length. ``XOFReader`` builds FIPS 204's
-/// incremental `Squeeze` on top of that. The digests are fetched once (`EVP_MD_fetch`): OpenSSL 3.0's
+/// incremental `Squeeze` on top of that. The digests are fetched once (``FetchedDigest``): OpenSSL 3.0's
 /// `EVP_shake128()` would repeat an implicit, locking fetch in every `EVP_DigestInit_ex`.
 enum SHAKE: Sendable {
     /// SHAKE128 (FIPS 204's G).
@@ -27,7 +27,7 @@ enum SHAKE: Sendable {
     /// - Returns: The first `outputByteCount` bytes of the output stream.
     func hash(parts: [[UInt8]], outputByteCount: Int) -> [UInt8] {
         precondition(outputByteCount > 0, "SHAKE output length must be positive")
-        let md = FetchedXOF.for(self).pointer
+        let md = (self == .shake128 ? FetchedDigest.shake128 : FetchedDigest.shake256).pointer
         guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed: \(OpenSSLErrors.drain())") }
         defer { EVP_MD_CTX_free(ctx) }
         guard EVP_DigestInit_ex(ctx, md, nil) == 1 else { preconditionFailure("SHAKE init failed: \(OpenSSLErrors.drain())") }
@@ -73,29 +73,4 @@ struct XOFReader {
         defer { position += 1 }
         return output[position]
     }
-}
-
-/// A fetched SHAKE `EVP_MD`, kept for the life of the process.
-///
-/// `@unchecked Sendable` is safe because a fetched `EVP_MD` is immutable and OpenSSL allows it to be shared by
-/// any number of threads, each with its own `EVP_MD_CTX`.
-private final class FetchedXOF: @unchecked Sendable {
-    let pointer: OpaquePointer
-
-    static let shake128 = FetchedXOF("SHAKE128")
-    static let shake256 = FetchedXOF("SHAKE256")
-
-    static func `for`(_ function: SHAKE) -> FetchedXOF {
-        switch function {
-        case .shake128: shake128
-        case .shake256: shake256
-        }
-    }
-
-    private init(_ name: String) {
-        guard let md = EVP_MD_fetch(nil, name, nil) else { preconditionFailure("EVP_MD_fetch(\(name)) failed: \(OpenSSLErrors.drain())") }
-        pointer = md
-    }
-
-    deinit { EVP_MD_free(pointer) }
 }
