@@ -23,8 +23,8 @@ public struct RateLimiter: Sendable {
     }
 
     /// Counts one attempt against each limit in turn, as one atomic step (in memory; on PostgreSQL now and then a
-    /// bookkeeping statement that shares the counts), up to the first that refuses it (the later ones
-    /// are then not counted, so a caller over its own limit spends nothing of a shared one).
+    /// bookkeeping statement that shares the counts), up to the first that refuses it (the later ones are then not
+    /// counted, so a caller over its own limit spends nothing of a shared one).
     /// - Returns: the refusing limit's decision, or the last one's when every limit allows the attempt.
     public func hit(_ limits: [(key: String, limit: Int)], window: TimeInterval) throws(SesameError) -> RateLimitDecision {
         precondition(!limits.isEmpty, "at least one limit")

@@ -47,8 +47,8 @@ public struct Sesame: Sendable {
     /// The longest a reading of the configuration version may serve: every change reaches every node within a second.
     public static let longestConfigurationRefresh: Duration = .seconds(1)
 
-    /// Serves one request in `body`: its configuration lookups read the configuration version once, at the first,
-    /// instead of at each (see ``ConfigurationCache``). The server wraps every request in it.
+    /// Serves one request in `body`: its configuration lookups all use the version its first lookup saw, read at most
+    /// once per refresh interval (see ``ConfigurationCache``). The server wraps every request in it.
     public static func servingOneRequest<T>(_ body: () throws -> T) rethrows -> T {
         try ConfigurationCache.RequestMemo.$current.withValue(ConfigurationCache.RequestMemo(), operation: body)
     }

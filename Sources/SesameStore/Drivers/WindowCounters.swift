@@ -8,7 +8,7 @@ import Synchronization
 /// shares its counts through the database: a counter whose node has not written it for ``Sharing/interval``, or that
 /// is past half its limit, is *due*, and the hit that finds it due takes the node's unwritten hits
 /// (``increment(_:windowStart:window:now:)`` returns them) for the caller to add to the shared row, whose total, with
-/// every node's hits, comes back through ``shared(_:windowStart:now:)``. So a node's view of a counter lacks at most
+/// every node's hits, comes back through ``shared(_:windowStart:)``. So a node's view of a counter lacks at most
 /// the other nodes' hits of the last interval that were in the first half of the limit.
 ///
 /// At most `capacity` counters are held. A key that would be one more first drops the counters of windows that ended
@@ -70,7 +70,7 @@ final class WindowCounters: Sendable {
     /// Counts `limits` in turn in the `window`-second window starting at `windowStart`, as
     /// ``RateLimitRepository/increment(_:windowStart:window:)`` says, in one step.
     /// - Returns: the counts, and the unwritten hits of the counted keys that are due to be shared (never any without
-    ///   ``sharing``); the caller adds them to the shared rows and hands the totals to ``shared(_:windowStart:now:)``,
+    ///   ``sharing``); the caller adds them to the shared rows and hands the totals to ``shared(_:windowStart:)``,
     ///   or gives them back with ``unshared(_:windowStart:)`` when it could not.
     func increment(_ limits: [(key: String, limit: Int)], windowStart: Date, window: TimeInterval,
                    now: ContinuousClock.Instant = .now) -> (counts: [Int64], due: [Unwritten]) {
@@ -110,7 +110,8 @@ final class WindowCounters: Sendable {
             for (key, total) in totals {
                 let slot = Key(key: key, windowStart: windowStart)
                 guard var counter = state.counters[slot] else { continue }
-                counter.count = max(counter.count, total + counter.unwritten)
+                // Bounded, so that not even a corrupt row can make the view overflow.
+                counter.count = max(counter.count, min(total, Int64.max / 2) + counter.unwritten)
                 state.counters[slot] = counter
             }
         }
