@@ -32,7 +32,7 @@ public final class Store: Repositories, Sendable {
     /// Wraps an open database whose nodes share rate-limit counts every `rateLimitSharing` (PostgreSQL only).
     init(database: any SQLDatabase, rateLimitSharing: Duration) throws(StoreError) {
         self.database = database
-        rateCounters = WindowCounters(sharing: database.dialect == .sqlite ? nil : WindowCounters.Sharing(interval: rateLimitSharing))
+        rateCounters = WindowCounters(sharingInterval: database.dialect == .sqlite ? nil : rateLimitSharing)
         try Migrator.migrate(database)
     }
 

@@ -111,8 +111,8 @@ struct MasterKeySettings {
 
     /// Opens the domain for `serve`: keys resolved, checked against the database, plaintext secrets sealed.
     /// - Throws: ``Failure`` with a message that says what to do (never a key).
-    func openForServing(database: String, store: Store, inline: InlineConfiguration, perIPLimits: Bool = true,
-                        configurationRefresh: Duration = Sesame.defaultConfigurationRefresh) throws(Failure) -> Sesame {
+    func openForServing(database: String, store: Store, inline: InlineConfiguration, perIPLimits: Bool,
+                        configurationRefresh: Duration) throws(Failure) -> Sesame {
         guard let keys = try resolve(database: database, store: store) else {
             let sealed = (try? Sesame(store: store, masterKeys: .none).secrets.inventory())?.sealedByKey.keys.sorted() ?? []
             throw Failure(message: sealed.isEmpty

@@ -47,7 +47,7 @@ import Testing
 
     @Test("sharing: a key's first hit is due, then its hits are taken at most once per interval while in the first half of the limit, and every hit past the half")
     func sharingSchedule() {
-        let counters = WindowCounters(sharing: .init(interval: .milliseconds(100)))
+        let counters = WindowCounters(sharingInterval: .milliseconds(100))
         let t0 = ContinuousClock.now
         func hit(_ limit: Int, at offset: Duration) -> (counts: [Int64], due: [WindowCounters.Unwritten]) {
             counters.increment([("ip:1", limit)], windowStart: window, window: 60, now: t0 + offset)
@@ -68,7 +68,7 @@ import Testing
 
     @Test("sharing: the shared total plus the hits since becomes the view, never lowering it; hits that could not be written are given back and due with the next hit")
     func sharedTotals() {
-        let counters = WindowCounters(sharing: .init(interval: .seconds(60)))
+        let counters = WindowCounters(sharingInterval: .seconds(60))
         let t0 = ContinuousClock.now
         #expect(counters.increment([("k", 100)], windowStart: window, window: 60, now: t0).due == [.init(key: "k", hits: 1)])
         _ = counters.increment([("k", 100)], windowStart: window, window: 60, now: t0)
@@ -112,5 +112,25 @@ import Testing
         }
         #expect(allowed == 4)
         #expect(try shared("ip:y") >= 8 - 1, "every hit but at most one in the first half was written")
+    }
+
+    @Test("on PostgreSQL a shared write that fails throws; the hits stay counted here and go with the next write")
+    func failedShare() throws {
+        let store = try Store(database: PostgresDatabase(url: try Backend.postgres.makeURL()), rateLimitSharing: .seconds(60))
+        func hit(_ limit: Int) throws -> [Int64] { try store.rateLimits.increment([("ip:z", limit)], windowStart: window) }
+        func shared() throws -> Int64? {
+            try store.database.queryFirst("SELECT count FROM rate_limits WHERE key = 'ip:z'", [])?.integer("count")
+        }
+        #expect(try hit(1000) == [1])  // the first hit is written
+        #expect(try hit(1000) == [2])  // within the interval: in memory
+        // The database refuses the next write (a shared count of 3 or more); past half of a limit of 4, hit 3 is due.
+        try store.database.execute("ALTER TABLE rate_limits ADD CONSTRAINT below_three CHECK (count < 3)", [])
+        #expect(throws: StoreError.self) { try hit(4) }
+        #expect(try shared() == 1)
+        #expect(try store.rateLimits.current(key: "ip:z", windowStart: window) == 3, "the refused write's hits stay counted here")
+        // Once the database takes writes again, the next hit writes them with its own, whatever the interval.
+        try store.database.execute("ALTER TABLE rate_limits DROP CONSTRAINT below_three", [])
+        #expect(try hit(1000) == [4])
+        #expect(try shared() == 4)
     }
 }

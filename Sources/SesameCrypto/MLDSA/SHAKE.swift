@@ -27,7 +27,10 @@ enum SHAKE: Sendable {
     /// - Returns: The first `outputByteCount` bytes of the output stream.
     func hash(parts: [[UInt8]], outputByteCount: Int) -> [UInt8] {
         precondition(outputByteCount > 0, "SHAKE output length must be positive")
-        let md = (self == .shake128 ? FetchedDigest.shake128 : FetchedDigest.shake256).pointer
+        let md = switch self {
+        case .shake128: FetchedDigest.shake128.pointer
+        case .shake256: FetchedDigest.shake256.pointer
+        }
         guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed: \(OpenSSLErrors.drain())") }
         defer { EVP_MD_CTX_free(ctx) }
         guard EVP_DigestInit_ex(ctx, md, nil) == 1 else { preconditionFailure("SHAKE init failed: \(OpenSSLErrors.drain())") }

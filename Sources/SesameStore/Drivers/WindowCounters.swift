@@ -4,8 +4,8 @@ import Synchronization
 /// Fixed-window rate-limit counters in this process's memory, which decide every hit (see ``RateLimitRepository``).
 ///
 /// On SQLite they are the only counts: an embedded database is served by one process, so its memory holds every hit,
-/// at no write to the database; a restart starts the windows over. On PostgreSQL (``sharing`` set) each node also
-/// shares its counts through the database: a counter whose node has not written it for ``Sharing/interval``, or that
+/// at no write to the database; a restart starts the windows over. On PostgreSQL (``sharingInterval`` set) each node
+/// also shares its counts through the database: a counter whose node has not written it for that long, or that
 /// is past half its limit, is *due*, and the hit that finds it due takes the node's unwritten hits
 /// (``increment(_:windowStart:window:now:)`` returns them) for the caller to add to the shared row, whose total, with
 /// every node's hits, comes back through ``shared(_:windowStart:)``. So a node's view of a counter lacks at most
@@ -31,12 +31,6 @@ final class WindowCounters: Sendable {
         var takenAt: ContinuousClock.Instant?
     }
 
-    /// How counts are shared with other nodes.
-    struct Sharing {
-        /// How long a node may count a key in memory before it writes its hits to the shared row again.
-        var interval: Duration
-    }
-
     private struct State {
         var counters: [Key: Counter] = [:]
         /// The window start of the last sweep for room.
@@ -58,19 +52,20 @@ final class WindowCounters: Sendable {
 
     /// The most counters held at once.
     let capacity: Int
-    /// `nil` when this process's counts are the only ones (SQLite).
-    let sharing: Sharing?
+    /// How long this node may count a key in memory before it writes its hits to the shared row again; `nil` when this
+    /// process's counts are the only ones (SQLite).
+    let sharingInterval: Duration?
     private let state = Mutex(State())
 
-    init(capacity: Int = 100_000, sharing: Sharing? = nil) {
+    init(capacity: Int = 100_000, sharingInterval: Duration? = nil) {
         self.capacity = capacity
-        self.sharing = sharing
+        self.sharingInterval = sharingInterval
     }
 
     /// Counts `limits` in turn in the `window`-second window starting at `windowStart`, as
     /// ``RateLimitRepository/increment(_:windowStart:window:)`` says, in one step.
     /// - Returns: the counts, and the unwritten hits of the counted keys that are due to be shared (never any without
-    ///   ``sharing``); the caller adds them to the shared rows and hands the totals to ``shared(_:windowStart:)``,
+    ///   ``sharingInterval``); the caller adds them to the shared rows and hands the totals to ``shared(_:windowStart:)``,
     ///   or gives them back with ``unshared(_:windowStart:)`` when it could not.
     func increment(_ limits: [(key: String, limit: Int)], windowStart: Date, window: TimeInterval,
                    now: ContinuousClock.Instant = .now) -> (counts: [Int64], due: [Unwritten]) {
@@ -86,9 +81,9 @@ final class WindowCounters: Sendable {
                     break
                 }
                 counter.count += 1
-                if let sharing {
+                if let sharingInterval {
                     counter.unwritten += 1
-                    let stale = counter.takenAt.map { now - $0 >= sharing.interval } ?? true
+                    let stale = counter.takenAt.map { now - $0 >= sharingInterval } ?? true
                     if stale || counter.count > Int64(limit / 2) {
                         due.append(Unwritten(key: key, hits: counter.unwritten))
                         counter.unwritten = 0

@@ -86,7 +86,7 @@ public struct RateLimitRepository: Sendable {
     /// PostgreSQL the shared row.
     public func current(key: String, windowStart: Date) throws(StoreError) -> Int64 {
         if let count = counters.current(key: key, windowStart: windowStart) { return count }
-        guard counters.sharing != nil else { return 0 }
+        guard counters.sharingInterval != nil else { return 0 }
         return try database.queryFirst(
             "SELECT count FROM rate_limits WHERE key = $1 AND window_start = $2", [.text(key), .date(windowStart)]
         )?.integer("count") ?? 0
@@ -97,7 +97,7 @@ public struct RateLimitRepository: Sendable {
     @discardableResult
     public func prune(before time: Date) throws(StoreError) -> Int {
         let pruned = counters.prune(before: time)
-        guard counters.sharing != nil else { return pruned }
+        guard counters.sharingInterval != nil else { return pruned }
         return try database.execute("DELETE FROM rate_limits WHERE window_start < $1", [.date(time)])
     }
 }
