@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the built tests (`swift test --skip-build`), keeping their whole output in .build/test-output.log. When the run
+# fails, the end of the output says why, because a CI log is often read from its tail: a crash's backtrace is limited
+# to the crashed thread (no registers, no image list), and the tests that started and never ended are listed after it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+log=.build/test-output.log
+mkdir -p .build
+SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,threads=crashed,registers=none,images=none,sanitize=yes}" \
+    "${SWIFT:-swift}" test --skip-build 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then
+    echo
+    echo "swift test failed (exit $status); the whole output is in $log. Tests started and not ended:"
+    # swift-testing: `◇ Test "NAME" started.` ... `✔ Test "NAME" passed after` / `✘ Test "NAME" failed after`;
+    # XCTest: `Test Case 'NAME' started.` ... `Test Case 'NAME' passed (` / `failed (`.
+    awk '
+        /^◇ Test .* started\.$/            { name = substr($0, index($0, "Test ")); sub(/ started\.$/, "", name); open[name] = NR }
+        /^[✔✘] Test .* (passed|failed) after / { name = substr($0, index($0, "Test ")); sub(/ (passed|failed) after .*/, "", name); delete open[name] }
+        /^Test Case .* started\.$/          { name = $0; sub(/ started\.$/, "", name); open[name] = NR }
+        /^Test Case .* (passed|failed) \(/  { name = $0; sub(/ (passed|failed) \(.*/, "", name); delete open[name] }
+        END { for (name in open) print "  " name }
+    ' "$log" | sort
+    grep -n -A 40 "crashed:$" "$log" | head -60
+fi
+exit "$status"
