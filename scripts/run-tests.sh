@@ -16,11 +16,12 @@ if [ "$status" -ne 0 ]; then
     # XCTest: `Test Case 'NAME' started.` ... `Test Case 'NAME' passed (` / `failed (`.
     awk '
         /^◇ Test .* started\.$/            { name = substr($0, index($0, "Test ")); sub(/ started\.$/, "", name); open[name] = NR }
-        /^[✔✘] Test .* (passed|failed) after / { name = substr($0, index($0, "Test ")); sub(/ (passed|failed) after .*/, "", name); delete open[name] }
+        /^(✔|✘) Test .* (passed|failed) after / { name = substr($0, index($0, "Test ")); sub(/ (passed|failed) after .*/, "", name); delete open[name] }
         /^Test Case .* started\.$/          { name = $0; sub(/ started\.$/, "", name); open[name] = NR }
         /^Test Case .* (passed|failed) \(/  { name = $0; sub(/ (passed|failed) \(.*/, "", name); delete open[name] }
         END { for (name in open) print "  " name }
     ' "$log" | sort
+    grep -n -E "Fatal error|Program crashed" "$log" | head -5
     grep -n -A 40 "crashed:$" "$log" | head -60
 fi
 exit "$status"
