@@ -11,16 +11,18 @@ SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,threads=crashed,registers=none,im
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
     echo
-    echo "swift test failed (exit $status); the whole output is in $log. Tests started and not ended:"
-    # swift-testing: `◇ Test "NAME" started.` ... `✔ Test "NAME" passed after` / `✘ Test "NAME" failed after`;
+    echo "swift test failed (exit $status); the whole output is in $log. Tests started and not ended (a crash or a hang):"
+    # swift-testing: `◇ Test "NAME" started.` ... `✔|━ Test "NAME" [with N test cases] passed after` / `✘ ... failed after`;
     # XCTest: `Test Case 'NAME' started.` ... `Test Case 'NAME' passed (` / `failed (`.
     awk '
-        /^◇ Test .* started\.$/            { name = substr($0, index($0, "Test ")); sub(/ started\.$/, "", name); open[name] = NR }
-        /^(✔|✘) Test .* (passed|failed) after / { name = substr($0, index($0, "Test ")); sub(/ (passed|failed) after .*/, "", name); delete open[name] }
+        /^◇ Test .* started\.$/ && !/^◇ Test (case|run) / { name = substr($0, index($0, "Test ")); sub(/ started\.$/, "", name); open[name] = NR }
+        /^(✔|✘|━) Test .* (passed|failed) after / { name = substr($0, index($0, "Test ")); sub(/ (passed|failed) after .*/, "", name); sub(/ with [0-9]+ test cases?$/, "", name); delete open[name] }
         /^Test Case .* started\.$/          { name = $0; sub(/ started\.$/, "", name); open[name] = NR }
         /^Test Case .* (passed|failed) \(/  { name = $0; sub(/ (passed|failed) \(.*/, "", name); delete open[name] }
         END { for (name in open) print "  " name }
     ' "$log" | sort
+    echo "Tests that failed:"
+    grep -E "^✘ Test .* failed after|^Test Case .* failed \(" "$log" | cut -c1-300
     grep -n -E "Fatal error|Program crashed" "$log" | head -5
     grep -n -A 40 "crashed:$" "$log" | head -60
 fi

@@ -35,7 +35,7 @@ public final class WebhookReceiver: Sendable {
         public let body: [UInt8]
         /// Whether the signature verified against the receiver's secrets at arrival, timestamp tolerance included.
         public let signatureVerified: Bool
-        /// When the request arrived.
+        /// When the request arrived, by the receiver's clock.
         public let receivedAt: Date
         /// The status the receiver answered with.
         public let answeredStatus: Int
@@ -52,10 +52,12 @@ public final class WebhookReceiver: Sendable {
     private final class Recorder: Sendable {
         let state: Mutex<State>
         let tolerance: TimeInterval
+        let now: @Sendable () -> Date
 
-        init(_ state: State, tolerance: TimeInterval) {
+        init(_ state: State, tolerance: TimeInterval, now: @escaping @Sendable () -> Date) {
             self.state = Mutex(state)
             self.tolerance = tolerance
+            self.now = now
         }
     }
 
@@ -80,12 +82,16 @@ public final class WebhookReceiver: Sendable {
     ///   - statuses: The status for the 1st, 2nd, ... request; the last one repeats (`[410]` answers 410 forever).
     ///   - location: A `Location` header added to 3xx answers (for redirect tests).
     ///   - tolerance: The timestamp tolerance of the signature check, in seconds.
+    ///   - now: The receiver's clock, which timestamps are checked against: the wall clock unless told. A test whose
+    ///     sender runs on a hand-moved clock passes that clock, so that neither a moved clock nor a slow run (a test
+    ///     suspended for minutes on a loaded machine) ages a delivery.
     /// - Throws: ``HTTPServerError`` when the server cannot start.
     public init(
-        secrets: [String], statuses: [Int] = [200], location: String? = nil, tolerance: TimeInterval = 300
+        secrets: [String], statuses: [Int] = [200], location: String? = nil, tolerance: TimeInterval = 300,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) throws(HTTPServerError) {
         precondition(!statuses.isEmpty, "WebhookReceiver needs at least one status")
-        let recorder = Recorder(State(secrets: secrets, statuses: statuses, location: location), tolerance: tolerance)
+        let recorder = Recorder(State(secrets: secrets, statuses: statuses, location: location), tolerance: tolerance, now: now)
         self.recorder = recorder
         var router = Router()
         let handler: @Sendable (HTTPRequest) -> HTTPResponse = { request in
@@ -148,7 +154,7 @@ public final class WebhookReceiver: Sendable {
     /// Records `request` and chooses its answer.
     private static func record(_ request: HTTPRequest, in recorder: Recorder) -> HTTPResponse {
         let tolerance = recorder.tolerance
-        let now = Date()
+        let now = recorder.now()
         let id = request.headers["webhook-id"]
         let timestamp = request.headers["webhook-timestamp"]
         let signature = request.headers["webhook-signature"]

@@ -11,7 +11,7 @@ import Testing
           arguments: Backend.allCases)
     func sweep(backend: Backend) async throws {
         let (harness, _) = try WebhookTests.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         let secret = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                     url: receiver.url.absoluteString).secret

@@ -36,7 +36,7 @@ import Testing
     @Test("a webhook event keeps its token sealed beside the body and erases it once delivered", arguments: Backend.allCases)
     func webhookToken(backend: Backend) async throws {
         let harness = try InlineHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         _ = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live, url: receiver.url.absoluteString)
         let person = try harness.person()
@@ -61,7 +61,7 @@ import Testing
     @Test("a node without the right master key sends nothing and retries later", arguments: Backend.allCases)
     func wrongKeyNode(backend: Backend) async throws {
         let harness = try InlineHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         _ = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live, url: receiver.url.absoluteString)
         let person = try harness.person()

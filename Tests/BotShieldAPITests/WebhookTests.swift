@@ -10,11 +10,9 @@ import WebAuthn
 
 /// `gate.human_verified` webhooks (spec §2.5, P7–P9): the outbox written with the completion, delivered by
 /// `WebhookWorker.deliverDue()` (driven by hand, never by its timer) to a real loopback `WebhookReceiver` that checks
-/// the Standard Webhooks signature with its own implementation. Retries are reached by moving the `ManualClock`.
+/// the Standard Webhooks signature with its own implementation, against the same `ManualClock` as the server's (so
+/// that neither moving it by days nor a slow run ages a delivery). Retries are reached by moving that clock.
 @Suite struct WebhookTests {
-    /// The receiver accepts timestamps this far from the wall clock, since the tests move the server's clock by days.
-    static let farTolerance: TimeInterval = 40 * 86_400
-
     /// A linked person (`acct_123`, one passkey) on a fresh harness.
     static func linkedHarness(_ backend: Backend, tokenSigner: (any VerificationTokenSigner)? = nil) throws
         -> (harness: InlineHarness, person: (id: String, credentials: [[UInt8]]))
@@ -73,7 +71,7 @@ import WebAuthn
     @Test("a verified inline completion is delivered once: Standard Webhooks headers, the §2.5 body, the status token", arguments: Backend.allCases)
     func deliveredAfterInlineCompletion(backend: Backend) async throws {
         let (harness, person) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         let (endpoint, secret) = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                                 url: receiver.url.absoluteString)
@@ -81,7 +79,7 @@ import WebAuthn
         #expect(secret.hasPrefix("whsec_"))
         #expect(endpoint.isEnabled)
         // An endpoint of the other environment must get nothing from a live request.
-        let testReceiver = try WebhookReceiver(secrets: [])
+        let testReceiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { testReceiver.stop() }
         _ = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .test,
                                                            url: testReceiver.url.absoluteString)
@@ -206,7 +204,7 @@ import WebAuthn
     @Test("P8: 500, 500, 200 — retried by any node at 5 s and 5 min with the same webhook-id and body bytes, then delivered", arguments: Backend.allCases)
     func retriedUntilDelivered(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [], statuses: [500, 500, 200], tolerance: Self.farTolerance)
+        let receiver = try WebhookReceiver(secrets: [], statuses: [500, 500, 200], now: harness.clock.now)
         defer { receiver.stop() }
         let secret = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                     url: receiver.url.absoluteString).secret
@@ -280,7 +278,7 @@ import WebAuthn
     @Test("P8: 410 disables the endpoint, abandons its pending deliveries, and nothing more is sent or queued", arguments: Backend.allCases)
     func goneDisablesEndpoint(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [], statuses: [500, 410], tolerance: Self.farTolerance)
+        let receiver = try WebhookReceiver(secrets: [], statuses: [500, 410], now: harness.clock.now)
         defer { receiver.stop() }
         let (endpoint, secret) = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                                 url: receiver.url.absoluteString)
@@ -317,7 +315,7 @@ import WebAuthn
     @Test("P8: after ten failed attempts on the schedule (5 s … 24 h, ±10%) the delivery is failed", arguments: Backend.allCases)
     func failsAfterAllAttempts(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [], statuses: [503], tolerance: Self.farTolerance)
+        let receiver = try WebhookReceiver(secrets: [], statuses: [503], now: harness.clock.now)
         defer { receiver.stop() }
         let secret = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                     url: receiver.url.absoluteString).secret
@@ -363,7 +361,7 @@ import WebAuthn
     @Test("two workers polling at once deliver each event exactly once", arguments: Backend.allCases)
     func concurrentWorkers(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         let secret = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                     url: receiver.url.absoluteString).secret
@@ -393,7 +391,7 @@ import WebAuthn
     @Test("a delivery leased by a node that died is retried by another node once the lease runs out", arguments: Backend.allCases)
     func expiredLeaseIsTakenOver(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [], tolerance: Self.farTolerance)
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         let secret = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                     url: receiver.url.absoluteString).secret
@@ -439,7 +437,7 @@ import WebAuthn
     @Test("P9: loopback, private and link-local endpoints and http:// are refused at save without allowLocalWebhooks", arguments: Backend.allCases)
     func refusedAtSave(backend: Backend) throws {
         let harness = try InlineHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         let strict = Self.strict(harness)
         for url in Self.refusedURLs(receiver: receiver) {
@@ -459,7 +457,7 @@ import WebAuthn
     @Test("P9: endpoints saved while local addresses were allowed are refused at send: 'address not allowed', no hit", arguments: Backend.allCases)
     func refusedAtSend(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         let saved = try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                    url: receiver.url.absoluteString)
@@ -504,7 +502,7 @@ import WebAuthn
     @Test("a completion whose token cannot be signed writes no event", arguments: Backend.allCases)
     func failingSignerLeavesNoEvent(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend, tokenSigner: FailingSigner())
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         receiver.setSecrets([try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                             url: receiver.url.absoluteString).secret])
@@ -523,7 +521,7 @@ import WebAuthn
     @Test("the event is written in the completion's transaction: when it cannot be written the request stays pending", arguments: Backend.allCases)
     func eventAndCompletionAreAtomic(backend: Backend) async throws {
         let (harness, _) = try Self.linkedHarness(backend)
-        let receiver = try WebhookReceiver(secrets: [])
+        let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         receiver.setSecrets([try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
                                                                             url: receiver.url.absoluteString).secret])
