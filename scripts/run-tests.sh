@@ -23,7 +23,8 @@ if [ "$status" -ne 0 ]; then
     ' "$log" | sort
     echo "Tests that failed:"
     grep -E "^✘ Test .* failed after|^Test Case .* failed \(" "$log" | cut -c1-300
-    grep -n -E "Fatal error|Program crashed" "$log" | head -5
+    # What printed the abort: Swift's runtime and libmicrohttpd ("Fatal error"), glibc's heap checks, a C assert.
+    grep -n -E "Fatal error|Program crashed|free\(\)|double free|corrupted|malloc\(\)|Assertion .* failed|\*\*\* .* \*\*\*: terminated" "$log" | head -8
     grep -n -A 40 "crashed:$" "$log" | head -60
 fi
 exit "$status"

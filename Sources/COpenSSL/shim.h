@@ -20,6 +20,28 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
+#if defined(__linux__)
+#include <errno.h>
+#include <sys/random.h>
+
+/// Fills `buffer` with `count` bytes from the kernel's CSPRNG (`getrandom(2)` without flags: it blocks only until
+/// the pool is first initialised at boot), again after a signal or a short read; 1 on success, 0 on failure. Not
+/// OpenSSL, but the same source OpenSSL seeds its DRBG from, at about a quarter of `RAND_bytes`'s cost for a short
+/// draw (OpenSSL 3.0's CTR-DRBG sets up AES on every call); Swift cannot call `getrandom` (nor variadic `syscall`).
+static inline int copenssl_system_random(unsigned char *buffer, size_t count) {
+    while (count > 0) {
+        ssize_t n = getrandom(buffer, count, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return 0;
+        }
+        buffer += n;
+        count -= (size_t)n;
+    }
+    return 1;
+}
+#endif
+
 /// `OPENSSL_free` is a macro; Swift needs a function.
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }
 

@@ -95,4 +95,14 @@ import Testing
         #expect(Set(samples).count == samples.count)
         #expect(!samples.contains([UInt8](repeating: 0, count: 16)))
     }
+
+    /// A large draw is random to its last byte (a loop over short reads that stopped early would leave zeros): its bits
+    /// are balanced to within 1% (14 standard deviations for 2^20 bits), and its last 32 bytes are not all zero.
+    @Test func aLargeDrawIsFilledToTheEnd() {
+        let bytes = SecureRandom.bytes(count: 1 << 17)
+        let ones = bytes.reduce(0) { $0 + $1.nonzeroBitCount }
+        let half = bytes.count * 4
+        #expect(abs(ones - half) < half / 100, "\(ones) bits set of \(bytes.count * 8)")
+        #expect(bytes.suffix(32).contains { $0 != 0 })
+    }
 }
