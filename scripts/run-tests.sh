@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the built tests (`swift test --skip-build`), keeping their whole output in .build/test-output.log. When the run
-# fails, the end of the output says why, because a CI log is often read from its tail: a crash's backtrace is limited
-# to the crashed thread (no registers, no image list), and the tests that started and never ended are listed after it.
+# fails, its last lines say why, because a CI log is often read from its tail: the tests that started and never ended
+# (a crash or a hang), the failed tests, what printed an abort, and a crash's backtrace, which is limited to the
+# crashed thread (no registers, no image list) so that it stays short.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=.build/test-output.log
 mkdir -p .build
-SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,threads=crashed,registers=none,images=none,sanitize=yes}" \
+SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,threads=crashed,registers=none,images=none}" \
     "${SWIFT:-swift}" test --skip-build 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
