@@ -29,6 +29,9 @@ final class ConfigurationCache: Sendable {
         var version: Int64?
         /// When ``version`` was read; `nil` once a change on this node made it stale.
         var versionReadAt: ContinuousClock.Instant?
+        /// Moves with every change made through this node's services, so that a reading begun before one is not taken
+        /// as fresh after it.
+        var localChanges: UInt64 = 0
         /// Moves with every drop, so that a load begun before it is not stored after it.
         var generation: UInt64 = 0
         var projects: [Project]?
@@ -68,7 +71,10 @@ final class ConfigurationCache: Sendable {
     /// current request's too) reads it again.
     func noteChange() {
         RequestMemo.current?.version = nil
-        state.withLock { $0.versionReadAt = nil }
+        state.withLock { state in
+            state.versionReadAt = nil
+            state.localChanges &+= 1
+        }
     }
 
     /// Makes sure the cache is at a version read within ``refreshInterval`` (reading the store's when it is not) and
@@ -76,7 +82,9 @@ final class ConfigurationCache: Sendable {
     private func validate(_ store: Store) throws(SesameError) -> UInt64 {
         let memo = RequestMemo.current
         let now = ContinuousClock.now
+        var changesBefore: UInt64 = 0
         let current = state.withLock { state -> UInt64? in
+            changesBefore = state.localChanges
             guard let version = state.version else { return nil }
             // The request's reading still holds while the cache is at that version or a later one.
             if let read = memo?.version { return version >= read ? state.generation : nil }
@@ -92,7 +100,8 @@ final class ConfigurationCache: Sendable {
             if state.version != version {
                 state = State(version: version, generation: state.generation &+ 1)
             }
-            state.versionReadAt = now
+            // A change made here while the version was being read may be newer than it: the next lookup reads again.
+            if state.localChanges == changesBefore { state.versionReadAt = now }
             return state.generation
         }
     }
