@@ -187,7 +187,6 @@ func waitForConfigurationRefresh() { waitOut(Sesame.defaultConfigurationRefresh)
 /// Runs the admin CLI (`sesame platform ...`, `sesame apikey ...`) to completion. A running server serves what it changed
 /// within its configuration refresh interval (``waitForConfigurationRefresh()``).
 enum SesameCLI {
-
     struct Outcome {
         let status: Int32
         let stdout: String
