@@ -4,12 +4,13 @@ import WebAuthn
 
 /// Appwrite datetimes: ISO 8601 with milliseconds and a numeric offset, `2020-10-15T06:38:00.000+00:00`.
 enum AppwriteDate {
-    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
     static func string(_ date: Date) -> String {
-        var text = date.formatted(style)
-        if text.hasSuffix("Z") { text = String(text.dropLast()) + "+00:00" }
-        return text
+        var text: [UInt8] = []
+        text.reserveCapacity(29)
+        Timestamps.appendRFC3339(date, to: &text)
+        text.removeLast()  // "Z": Appwrite writes the offset
+        text.append(contentsOf: "+00:00".utf8)
+        return String(decoding: text, as: UTF8.self)
     }
 
     static func string(_ date: Date?) -> String { date.map(string) ?? "" }

@@ -154,7 +154,13 @@ private func refusal(
 /// with `Transfer-Encoding`, or a transfer coding other than `chunked` (libmicrohttpd would read such a body to the end
 /// of the connection). libmicrohttpd itself reads only the first `Content-Length`, so the others are checked here.
 private func framingError(in headers: HTTPHeaders) -> HTTPError? {
-    let lengths = headers.values("Content-Length").flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    let declared = headers.values("Content-Length")
+    // Nearly every request: no transfer coding and at most one plain decimal length that fits in 64 bits.
+    if declared.count <= 1, !headers.contains("Transfer-Encoding"),
+       declared.allSatisfy({ (1...19).contains($0.utf8.count) && $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }) {
+        return nil
+    }
+    let lengths = declared.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
     let transferCodings = headers.values("Transfer-Encoding")
     if !transferCodings.isEmpty {
         let chunked = transferCodings.count == 1 && transferCodings[0].trimmingCharacters(in: " \t").lowercased() == "chunked"

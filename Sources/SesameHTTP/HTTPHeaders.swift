@@ -91,10 +91,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, E
     }
 
     private static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.utf8
-        let right = rhs.utf8
-        guard left.count == right.count else { return false }
-        return zip(left, right).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        // Over the contiguous UTF-8 (every header is looked up several times per request; an iterator pair costs more).
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                for index in left.indices where asciiLowercase(left[index]) != asciiLowercase(right[index]) { return false }
+                return true
+            }
+        }
     }
 
     /// `byte` with ASCII `A`-`Z` made lowercase.

@@ -106,16 +106,16 @@ public struct ChallengeRepository: Sendable {
 
     /// Reads a challenge without consuming it (expired ones included).
     public func get(id: String) throws(StoreError) -> ChallengeRecord? {
-        try database.queryFirst("SELECT \(Self.columns) FROM challenges WHERE id = $1", [.text(id)]).map(Self.record)
+        try database.queryFirst(Self.select, [.text(id)]).map(Self.record)
     }
+
+    private static let select = "SELECT \(columns) FROM challenges WHERE id = $1"
 
     /// Deletes and returns a challenge in one statement, so that among any number of concurrent callers on any
     /// number of servers at most one gets it.
     /// - Returns: the challenge, or `nil` when it is absent or expired (an expired one is deleted too).
     public func consume(id: String, now: Date) throws(StoreError) -> ChallengeRecord? {
-        let rows = try database.query(
-            "DELETE FROM challenges WHERE id = $1 RETURNING \(Self.columns)", [.text(id)]
-        )
+        let rows = try database.query(Self.delete, [.text(id)])
         guard let row = rows.first else { return nil }
         let challenge = try Self.record(row)
         return challenge.isExpired(at: now) ? nil : challenge
@@ -124,14 +124,14 @@ public struct ChallengeRepository: Sendable {
     /// Like ``consume(id:now:)``, but only a challenge of this `purpose` bound to this `requestID` is taken: a
     /// challenge of another request stays usable by its own.
     public func consume(id: String, requestID: String, purpose: String, now: Date) throws(StoreError) -> ChallengeRecord? {
-        let rows = try database.query(
-            "DELETE FROM challenges WHERE id = $1 AND request_id = $2 AND purpose = $3 RETURNING \(Self.columns)",
-            [.text(id), .text(requestID), .text(purpose)]
-        )
+        let rows = try database.query(Self.deleteOfRequest, [.text(id), .text(requestID), .text(purpose)])
         guard let row = rows.first else { return nil }
         let challenge = try Self.record(row)
         return challenge.isExpired(at: now) ? nil : challenge
     }
+
+    private static let delete = "DELETE FROM challenges WHERE id = $1 RETURNING \(columns)"
+    private static let deleteOfRequest = "DELETE FROM challenges WHERE id = $1 AND request_id = $2 AND purpose = $3 RETURNING \(columns)"
 
     /// Deletes every challenge that expires at or before `time`.
     /// - Returns: how many were deleted.

@@ -21,6 +21,57 @@ enum JSONColumn {
         }
     }
 
+    /// A JSON string-array column. The arrays this store writes (no escapes) are read directly; anything else goes to
+    /// `JSONDecoder`, which decides.
+    static func decode(_ type: [String].Type, from row: SQLRow, _ column: String) throws(StoreError) -> [String] {
+        let text = try row.text(column)
+        if let strings = plainStrings(text) { return strings }
+        do {
+            return try JSONDecoder().decode(type, from: Data(text.utf8))
+        } catch {
+            throw StoreError(.invalidData, "column \(column) is not the expected JSON")
+        }
+    }
+
+    /// The strings of a JSON array of strings without escapes or control characters (`["usb","nfc"]`, spaces allowed
+    /// between tokens), or `nil` when `text` is anything else.
+    static func plainStrings(_ text: String) -> [String]? {
+        var text = text
+        return text.withUTF8 { bytes -> [String]? in
+            var index = 0
+            func skipSpace() {
+                while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+                    index += 1
+                }
+            }
+            /// Skips JSON whitespace, then takes `byte` if it is next.
+            func take(_ byte: UInt8) -> Bool {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == byte else { return false }
+                index += 1
+                return true
+            }
+            guard take(UInt8(ascii: "[")) else { return nil }
+            var strings: [String] = []
+            if !take(UInt8(ascii: "]")) {
+                repeat {
+                    guard take(UInt8(ascii: "\"")) else { return nil }
+                    let start = index
+                    while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                        guard bytes[index] >= 0x20, bytes[index] != UInt8(ascii: "\\") else { return nil }
+                        index += 1
+                    }
+                    guard index < bytes.count else { return nil }
+                    strings.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                    index += 1
+                } while take(UInt8(ascii: ","))
+                guard take(UInt8(ascii: "]")) else { return nil }
+            }
+            skipSpace()
+            return index == bytes.count ? strings : nil
+        }
+    }
+
     /// A nullable JSON string-array column read as an empty array when null.
     static func decodeStrings(from row: SQLRow, _ column: String) throws(StoreError) -> [String] {
         guard try row.optionalText(column) != nil else { return [] }

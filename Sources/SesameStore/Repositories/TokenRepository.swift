@@ -35,13 +35,15 @@ public struct TokenRepository: Sendable {
     ///   or project does not.
     public func create(_ token: TokenRecord) throws(StoreError) {
         try database.execute(
-            "INSERT INTO tokens (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            Self.insert,
             [
                 .text(token.id), .text(token.projectID), .text(token.userID), .blob(token.secretHash), .text(token.kind),
                 .date(token.createdAt), .date(token.expiresAt),
             ]
         )
     }
+
+    private static let insert = "INSERT INTO tokens (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7)"
 
     /// Deletes tokens that expired at or before `time`.
     /// - Returns: how many were deleted.

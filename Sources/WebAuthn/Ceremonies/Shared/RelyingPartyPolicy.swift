@@ -32,7 +32,8 @@ public struct RelyingPartyPolicy: Sendable {
     /// Whether `origin` matches one of `patterns` exactly or through a leading `*.` host label.
     static func matches(_ origin: String, _ patterns: [String]) -> Bool {
         patterns.contains { pattern in
-            guard let star = pattern.range(of: "://*.") else { return pattern == origin }
+            // Most patterns hold no wildcard: compare them without a substring search.
+            guard pattern.utf8.contains(UInt8(ascii: "*")), let star = pattern.range(of: "://*.") else { return pattern == origin }
             let scheme = pattern[..<star.lowerBound], suffix = pattern[star.upperBound...]
             guard origin.hasPrefix(scheme + "://"), origin.hasSuffix("." + suffix) else { return false }
             // Exactly one or more labels in place of `*`, with no port, path or userinfo smuggled in.
