@@ -47,7 +47,9 @@ public struct Housekeeping: Sendable {
         let now = clock.now()
         return try StoreErrors.map { () throws(StoreError) in
             SweepResult(
-                challenges: try store.challenges.deleteExpired(before: now.addingTimeInterval(-Self.challengeGrace)), sessions: try store.sessions.deleteExpired(before: now),
+                challenges: try store.challenges.deleteExpired(before: now.addingTimeInterval(-Self.challengeGrace))
+                    + (store.pendingChallenges?.removeExpired(before: now.addingTimeInterval(-Self.challengeGrace)) ?? 0),
+                sessions: try store.sessions.deleteExpired(before: now),
                 tokens: try store.tokens.deleteExpired(before: now),
                 rateLimitWindows: try store.rateLimits.prune(before: now.addingTimeInterval(-Self.longestRateWindow)),
                 verificationRequests: try store.verificationRequests.purge(before: now.addingTimeInterval(-Self.requestRetention)),

@@ -72,6 +72,7 @@ public struct UserService: Sendable {
             }
         }
         guard deleted else { throw SesameError(.notFound, "user") }
+        store.pendingChallenges?.removeAll(userID: id)
     }
 
     /// Blocks (`active` false) or unblocks a user. A blocked user's sessions stop working at once.

@@ -22,6 +22,9 @@ public final class Store: Repositories, Sendable {
     public let database: any SQLDatabase
     /// The rate-limit counters, which decide in the serving process (see ``RateLimitRepository``).
     let rateCounters: WindowCounters
+    /// On SQLite, where authentication ceremonies keep their challenges (see ``PendingChallenges``); `nil` on
+    /// PostgreSQL, where every challenge is a row any node can take.
+    public let pendingChallenges: PendingChallenges?
 
     /// Wraps an open database and applies pending migrations.
     /// - Throws: ``StoreError/Code/migrationFailed`` when the schema cannot be brought up to date.
@@ -33,6 +36,7 @@ public final class Store: Repositories, Sendable {
     init(database: any SQLDatabase, rateLimitSharing: Duration) throws(StoreError) {
         self.database = database
         rateCounters = WindowCounters(sharingInterval: database.dialect == .sqlite ? nil : rateLimitSharing)
+        pendingChallenges = database.dialect == .sqlite ? PendingChallenges() : nil
         try Migrator.migrate(database)
     }
 

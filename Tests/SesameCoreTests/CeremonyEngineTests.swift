@@ -38,19 +38,7 @@ import WebAuthn
 
         /// A stored challenge for `binding` whose bytes the fixture signs.
         mutating func challenge(_ binding: ChallengeBinding, rpID: String = "example.org", userID: String? = nil) throws -> ChallengeRecord {
-            let now = sesame.clock.now()
-            var sessionID: String?, requestID: String?
-            switch binding {
-            case .accountSession(_, let session): sessionID = session
-            case .signIn, .idCreation: break
-            case .verificationRequest(let request), .handOff(let request), .actionRegistration(let request), .action(let request):
-                requestID = request
-            }
-            let record = ChallengeRecord(
-                id: Identifiers.uuid(), projectID: project.id, purpose: binding.purpose, challenge: (0..<32).map { _ in UInt8.random(in: 0...255) },
-                userID: userID, sessionID: sessionID, requestID: requestID, expiresAt: now.addingTimeInterval(300), createdAt: now, rpID: rpID
-            )
-            try sesame.store.challenges.create(record)
+            let record = try engine.start(binding, id: Identifiers.uuid(), project: project, rpID: rpID, userID: userID)
             fixture.challenge = record.challenge
             return record
         }
@@ -400,6 +388,23 @@ final class Outcomes: Sendable {
         try world.sesame.store.database.query("SELECT id, user_id FROM tokens ORDER BY id", []).map { "\(try $0.text("id")):\(try $0.text("user_id"))" }
     }
 
+    @Test("an authentication's challenge is a row on PostgreSQL and held in memory on SQLite; a registration's is a row on both",
+          arguments: Backend.allCases)
+    func whereKept(backend: Backend) throws {
+        var world = try World(backend)
+        func rows() throws -> Int64? { try world.sesame.store.database.query("SELECT COUNT(*) AS n FROM challenges", []).first?.integer("n") }
+        for binding in [ChallengeBinding.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1"), .action(actionID: "a1")] {
+            let challenge = try world.challenge(binding, userID: "alice")
+            #expect(try world.engine.pendingChallenge(challenge.id, for: binding) == challenge)
+        }
+        #expect(try rows() == (backend == .sqlite ? 0 : 4))
+        #expect(world.sesame.store.pendingChallenges?.count == (backend == .sqlite ? 4 : nil))
+        let registration = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
+        let pending = try world.challenge(registration, userID: "alice")
+        #expect(try rows() == (backend == .sqlite ? 1 : 5))
+        #expect(try world.engine.pendingChallenge(pending.id, for: registration) == pending)
+    }
+
     @Test("a verified finish takes the challenge, records the use and writes its effect together", arguments: Backend.allCases)
     func together(backend: Backend) throws {
         var world = try World(backend, storedSignCount: 1)
@@ -408,7 +413,7 @@ final class Outcomes: Sendable {
         let tokenID = try Self.finish(world, challenge)
         #expect(try Self.tokenOwners(world) == ["\(tokenID):alice"])
         #expect(try world.storedSignCount() == 2)
-        #expect(try world.sesame.store.challenges.get(id: challenge.id) == nil)
+        #expect(try world.engine.pendingChallenge(challenge.id, for: .signIn) == nil)
     }
 
     @Test("an effect that fails rolls the whole step back: the challenge stays usable, the count and the token are not written",
@@ -420,7 +425,7 @@ final class Outcomes: Sendable {
         #expect(throws: SesameError.code(.conflict)) { try Self.finish(world, challenge, failingEffect: true) }
         #expect(try world.storedSignCount() == 1)
         #expect(try Self.tokenOwners(world).isEmpty)
-        #expect(try world.sesame.store.challenges.get(id: challenge.id) != nil)
+        #expect(try world.engine.pendingChallenge(challenge.id, for: .signIn) != nil)
         _ = try Self.finish(world, challenge)
         #expect(try world.storedSignCount() == 2)
     }
@@ -443,7 +448,8 @@ final class Outcomes: Sendable {
         var world = try World(backend)
         let request = try world.challenge(.verificationRequest(requestID: "req_1"), userID: "alice")
         #expect(throws: SesameError.code(.expired)) { try Self.finish(world, request) }
-        #expect(try world.sesame.store.challenges.get(id: request.id) == nil, "a sign-in probe burns whatever it names")
+        #expect(try world.engine.pendingChallenge(request.id, for: .verificationRequest(requestID: "req_1")) == nil,
+                "a sign-in probe burns whatever it names")
         let handOff = try world.challenge(.handOff(requestID: "req_1"), userID: "alice")
         let json = CeremonyFixture.json(world.fixture.authentication())
         #expect(throws: SesameError.code(.expired)) {
@@ -451,7 +457,8 @@ final class Outcomes: Sendable {
                                                   project: world.project, policy: world.policy, identification: .linkedPerson(userID: "alice"),
                                                   userVerification: .afterIdentity) { _, _ throws(StoreError) in }
         }
-        #expect(try world.sesame.store.challenges.get(id: handOff.id) != nil, "the hand-off's challenge stays usable by its own path")
+        #expect(try world.engine.pendingChallenge(handOff.id, for: .handOff(requestID: "req_1")) != nil,
+                "the hand-off's challenge stays usable by its own path")
     }
 
     @Test("an account session's registration challenge is never taken by an authentication finish", arguments: Backend.allCases)
@@ -469,7 +476,7 @@ final class Outcomes: Sendable {
                                                   userVerification: .required) { _, _ throws(StoreError) in }
         }
         #expect(error.code == .expired && error.reason == "challenge_expired")
-        #expect(try world.sesame.store.challenges.get(id: registration.id) != nil, "the pending registration stays")
+        #expect(try world.engine.pendingChallenge(registration.id, for: binding) != nil, "the pending registration stays")
         #expect(try world.storedSignCount() == 0)
     }
 

@@ -205,8 +205,13 @@ extension AuthsignalService {
     {
         let project = caller.project
         let policy = try sesame.passkeys.relyingParty(project, requestOrigin: requestOrigin)
-        let bound = try StoreErrors.map { () throws(StoreError) in
-            try store.authsignal.pendingChallenge(id: challengeID, purpose: ChallengeBinding.actionPurpose)
+        let bound = try StoreErrors.map { () throws(StoreError) -> (challenge: ChallengeRecord, action: AuthsignalActionRecord)? in
+            guard let memory = store.challengeMemory(forPurpose: ChallengeBinding.actionPurpose) else {
+                return try store.authsignal.pendingChallenge(id: challengeID, purpose: ChallengeBinding.actionPurpose)
+            }
+            guard let challenge = try memory.get(id: challengeID), challenge.purpose == ChallengeBinding.actionPurpose, let actionID = challenge.requestID,
+                  let action = try store.authsignal.action(id: actionID) else { return nil }
+            return (challenge, action)
         }
         guard let (pending, action) = bound, pending.projectID == project.id else { throw CeremonyEngine.challengeExpired }
         if case .token(let claims, _) = caller, claims.other.idempotencyKey != action.idempotencyKey { throw CeremonyEngine.challengeExpired }

@@ -54,8 +54,9 @@ public struct CeremonyEngine: Sendable {
     /// The passkeys' public keys, parsed once per process.
     static let parsedKeys = ParsedKeys()
 
-    /// Starts a ceremony: stores a fresh 32-byte challenge bound to `binding`, for ``challengeLifetime``, so that any
-    /// node can finish it.
+    /// Starts a ceremony: keeps a fresh 32-byte challenge bound to `binding`, for ``challengeLifetime``, where
+    /// ``pendingChallenge(_:for:)`` finds it: in the database, so that any node can finish it, or, for an
+    /// authentication on SQLite, in this process's memory (``Store/pendingChallenges``).
     /// - Parameters:
     ///   - id: the challenge's ID (what finishing names).
     ///   - rpID: the relying party the ceremony runs under; finishing under another is refused.
@@ -64,8 +65,18 @@ public struct CeremonyEngine: Sendable {
     public func start(_ binding: ChallengeBinding, id: String, project: Project, rpID: String, userID: String? = nil, linkID: String? = nil,
                       clientIP: String? = nil, name: String? = nil) throws(SesameError) -> ChallengeRecord {
         let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: userID, linkID: linkID, name: name, clientIP: clientIP)
-        try StoreErrors.map { () throws(StoreError) in try store.challenges.create(record) }
+        try StoreErrors.map { () throws(StoreError) in
+            if let memory = store.challengeMemory(for: binding) { try memory.insert(record) } else { try store.challenges.create(record) }
+        }
         return record
+    }
+
+    /// The challenge `id` as `binding`'s ceremonies keep it (whatever it is bound to), left in place; expired ones too.
+    public func pendingChallenge(_ id: String, for binding: ChallengeBinding) throws(SesameError) -> ChallengeRecord? {
+        try StoreErrors.map { () throws(StoreError) in
+            if let memory = store.challengeMemory(for: binding) { return try memory.get(id: id) }
+            return try store.challenges.get(id: id)
+        }
     }
 
     /// Starts a registration for the account session of `binding`: a pending passkey named `name`, stored only while
@@ -194,10 +205,16 @@ public struct CeremonyEngine: Sendable {
         let now = clock.now()
         let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
             try store.transaction { transaction throws(StoreError) -> FinishOutcome<T> in
-                guard try take(challengeID, binding: binding, project: project, now: now, from: transaction) != nil else { return .used }
-                guard try recordUse(assertion, in: transaction) else { return .regressed }
-                guard refusal == nil else { return .refused }
-                return .done(try effect(transaction, assertion))
+                guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
+                do throws(StoreError) {
+                    guard try recordUse(assertion, in: transaction) else { return .regressed }
+                    guard refusal == nil else { return .refused }
+                    return .done(try effect(transaction, assertion))
+                } catch {
+                    // The transaction rolls back: a challenge taken from memory goes back, as its row does.
+                    store.challengeMemory(for: binding)?.restore(taken)
+                    throw error
+                }
             }
         }
         switch outcome {
@@ -319,6 +336,9 @@ public enum ChallengeBinding: Sendable, Hashable {
     static let actionRegistrationPurpose = "action-registration"
     static let actionPurpose = "action-authentication"
     static let idCreationPurpose = "id-creation"
+    /// The purposes of ceremonies that authenticate with a passkey the person has. A registration's pending passkey
+    /// counts toward limits the database checks, so its challenge is always a row.
+    static let authenticationPurposes: Set<String> = [signInPurpose, inlinePurpose, handOffPurpose, actionPurpose]
 
     /// The purpose the challenge record carries.
     var purpose: String {
@@ -367,13 +387,18 @@ extension CeremonyEngine {
         throws(StoreError) -> ChallengeRecord?
     {
         let consumed: ChallengeRecord?
+        let memory = store.challengeMemory(for: binding)
         switch binding {
         case .accountSession: return nil  // a registration is taken back by consume, never here
         case .signIn, .idCreation:
-            consumed = try repositories.challenges.consume(id: id, now: now)
+            if let memory { consumed = try memory.take(id: id, now: now) } else { consumed = try repositories.challenges.consume(id: id, now: now) }
             guard consumed?.purpose == binding.purpose else { return nil }
         case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
-            consumed = try repositories.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
+            if let memory {
+                consumed = try memory.take(id: id, requestID: requestID, purpose: binding.purpose, now: now)
+            } else {
+                consumed = try repositories.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
+            }
         }
         return consumed?.projectID == project.id ? consumed : nil
     }
@@ -383,7 +408,7 @@ extension CeremonyEngine {
     /// - Throws: `expired` (`challenge_expired`) when it would not be taken.
     fileprivate func peek(_ id: String, binding: ChallengeBinding, project: Project, stored: ChallengeRecord?) throws(SesameError) -> ChallengeRecord {
         var pending = stored
-        if pending == nil { pending = try StoreErrors.map { () throws(StoreError) in try store.challenges.get(id: id) } }
+        if pending == nil { pending = try pendingChallenge(id, for: binding) }
         guard let pending, pending.id == id, !pending.isExpired(at: clock.now()), pending.purpose == binding.purpose, pending.projectID == project.id
         else { throw Self.challengeExpired }
         switch binding {
@@ -392,5 +417,18 @@ extension CeremonyEngine {
         case .signIn, .accountSession, .idCreation: break
         }
         return pending
+    }
+}
+
+extension Store {
+    /// Where challenges of `purpose` are kept in memory: an authentication's on SQLite (``pendingChallenges``); `nil`
+    /// when they are rows of the database.
+    func challengeMemory(forPurpose purpose: String) -> PendingChallenges? {
+        ChallengeBinding.authenticationPurposes.contains(purpose) ? pendingChallenges : nil
+    }
+
+    /// Where `binding`'s challenges are kept in memory, as ``challengeMemory(forPurpose:)``.
+    func challengeMemory(for binding: ChallengeBinding) -> PendingChallenges? {
+        challengeMemory(forPurpose: binding.purpose)
     }
 }

@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+
+/// Challenges of authentication ceremonies held in this process's memory, for a SQLite store: one server process
+/// serves a SQLite database, so the node that issued a challenge is the one that takes it back, and neither needs a
+/// write or a read of the database.
+///
+/// Each challenge is taken at most once: every change happens under one lock. A restart drops the challenges of the
+/// ceremonies in flight (the person starts again, as after an expiry) and can never bring a used one back. At most
+/// ``capacity`` are held; past it, expired ones are dropped first, and a new one is refused
+/// (``StoreError/Code/unavailable``) only while that many are live. Text a database would refuse (a NUL character) is
+/// refused the same way (``StoreError/Code/unstorableValue``), so a caller sees one behaviour on every backend.
+public final class PendingChallenges: Sendable {
+    /// The most challenges held at once (about 300 bytes each).
+    public let capacity: Int
+    private let records = Mutex<[String: ChallengeRecord]>([:])
+
+    /// An empty set of at most `capacity` challenges.
+    public init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    /// Adds a challenge.
+    /// - Throws: ``StoreError/Code/conflict`` when the ID is held, ``StoreError/Code/unavailable`` when ``capacity``
+    ///   challenges are live.
+    public func insert(_ challenge: ChallengeRecord) throws(StoreError) {
+        try checkStorableText(challenge.id, index: 1)
+        try records.withLock { records throws(StoreError) in
+            guard records[challenge.id] == nil else { throw StoreError(.conflict, "the challenge ID exists") }
+            if records.count >= capacity {
+                records = records.filter { !$0.value.isExpired(at: challenge.createdAt) }
+                guard records.count < capacity else { throw StoreError(.unavailable, "too many ceremonies in flight") }
+            }
+            records[challenge.id] = challenge
+        }
+    }
+
+    /// The challenge with this ID, left in place (expired ones included, until swept).
+    public func get(id: String) throws(StoreError) -> ChallengeRecord? {
+        try checkStorableText(id, index: 1)
+        return records.withLock { $0[id] }
+    }
+
+    /// Takes the challenge with this ID, whatever it is bound to.
+    /// - Returns: the challenge, or `nil` when it is absent or expired (an expired one is taken too).
+    public func take(id: String, now: Date) throws(StoreError) -> ChallengeRecord? {
+        try checkStorableText(id, index: 1)
+        return records.withLock { $0.removeValue(forKey: id) }.flatMap { $0.isExpired(at: now) ? nil : $0 }
+    }
+
+    /// Takes the challenge with this ID only if it has this `purpose` and is bound to this `requestID`; another is left.
+    /// - Returns: the challenge, or `nil` when there is none so bound or it expired (then it is taken too).
+    public func take(id: String, requestID: String, purpose: String, now: Date) throws(StoreError) -> ChallengeRecord? {
+        for (index, text) in [id, requestID, purpose].enumerated() { try checkStorableText(text, index: index + 1) }
+        return records.withLock { records -> ChallengeRecord? in
+            guard let held = records[id], held.requestID == requestID, held.purpose == purpose else { return nil }
+            return records.removeValue(forKey: id)
+        }.flatMap { $0.isExpired(at: now) ? nil : $0 }
+    }
+
+    /// Puts back a challenge taken by a transaction that rolled back, unless one with its ID is held again.
+    public func restore(_ challenge: ChallengeRecord) {
+        records.withLock { records in
+            if records[challenge.id] == nil { records[challenge.id] = challenge }
+        }
+    }
+
+    /// Drops every challenge that expires at or before `time`.
+    /// - Returns: how many were dropped.
+    @discardableResult
+    public func removeExpired(before time: Date) -> Int {
+        records.withLock { records in
+            let before = records.count
+            records = records.filter { $0.value.expiresAt.millisecondsSince1970 > time.millisecondsSince1970 }
+            return before - records.count
+        }
+    }
+
+    /// Drops every challenge bound to a user.
+    /// - Returns: how many were dropped.
+    @discardableResult
+    public func removeAll(userID: String) -> Int {
+        records.withLock { records in
+            let before = records.count
+            records = records.filter { $0.value.userID != userID }
+            return before - records.count
+        }
+    }
+
+    /// How many challenges are held, expired ones included.
+    public var count: Int { records.withLock { $0.count } }
+}
