@@ -42,6 +42,22 @@ static inline int copenssl_system_random(unsigned char *buffer, size_t count) {
 }
 #endif
 
+/* ECDSA through the EC key's own method: OpenSSL 3.0 deprecates the EC_KEY API but keeps it, and it is the one way
+ * to verify without the provider lookups that EVP_DigestVerifyInit repeats on every call (a signature algorithm
+ * fetched by name, a key-management walk of the name map). The deprecation is silenced here only. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/// A reference to the EC key inside `pkey` (NULL if it holds none); release it with `copenssl_ec_key_free`.
+static inline EC_KEY *copenssl_ec_key_get1(EVP_PKEY *pkey) { return EVP_PKEY_get1_EC_KEY(pkey); }
+static inline void copenssl_ec_key_free(EC_KEY *key) { EC_KEY_free(key); }
+/// `ECDSA_verify`: 1 for a valid DER signature over `digest`, 0 for an invalid one, -1 on error. It refuses a
+/// signature that is not the exact DER encoding of its values (trailing or non-minimal bytes), as EVP does.
+static inline int copenssl_ecdsa_verify(const unsigned char *digest, int digest_length, const unsigned char *signature,
+                                        int signature_length, EC_KEY *key) {
+    return ECDSA_verify(0, digest, digest_length, signature, signature_length, key);
+}
+#pragma GCC diagnostic pop
+
 /// `OPENSSL_free` is a macro; Swift needs a function.
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }
 

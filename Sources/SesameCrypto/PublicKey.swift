@@ -2,9 +2,10 @@ internal import COpenSSL
 
 /// A public key for signature verification (ECDSA P-256/384/521, Ed25519 or RSA).
 ///
-/// `@unchecked Sendable` is safe because the wrapped `EVP_PKEY` is fully built in `init`, never
-/// mutated afterwards, and every verification creates its own `EVP_MD_CTX`/`EVP_PKEY_CTX`;
-/// OpenSSL 3 documents concurrent read-only use of a shared `EVP_PKEY` as thread safe.
+/// `@unchecked Sendable` is safe because the wrapped `EVP_PKEY` (and an ECDSA key's `EC_KEY`) is fully built in
+/// `init`, never mutated afterwards, and every verification creates its own `EVP_MD_CTX`/`EVP_PKEY_CTX` or, for ECDSA,
+/// its own working state inside `ECDSA_verify`; OpenSSL 3 documents concurrent read-only use of a shared `EVP_PKEY`
+/// as thread safe, and its default provider verifies every EC `EVP_PKEY` through the `EC_KEY` it holds, concurrently.
 public final class PublicKey: @unchecked Sendable {
     /// The type and size of a public key.
     public enum Kind: Sendable, Hashable {
@@ -20,6 +21,9 @@ public final class PublicKey: @unchecked Sendable {
     public let kind: Kind
     /// The owned `EVP_PKEY *`; freed in `deinit`.
     let pointer: OpaquePointer
+    /// For an ECDSA key, its `EC_KEY *` (a reference of its own, freed in `deinit`): verification goes straight to
+    /// it (``isValidSignature(_:for:algorithm:)``). Only read once made.
+    let ecKey: OpaquePointer?
 
     /// The smallest accepted RSA modulus.
     static let minimumRSAModulusBits = 2048
@@ -30,9 +34,18 @@ public final class PublicKey: @unchecked Sendable {
     private init(owning pointer: OpaquePointer, kind: Kind) {
         self.pointer = pointer
         self.kind = kind
+        if case .ellipticCurve = kind {
+            ecKey = copenssl_ec_key_get1(pointer)
+            if ecKey == nil { OpenSSLErrors.clear() }  // then verification takes the EVP path
+        } else {
+            ecKey = nil
+        }
     }
 
-    deinit { EVP_PKEY_free(pointer) }
+    deinit {
+        if let ecKey { copenssl_ec_key_free(ecKey) }
+        EVP_PKEY_free(pointer)
+    }
 
     /// Creates an ECDSA public key from affine coordinates.
     /// - Parameters:

@@ -38,6 +38,16 @@ extension PublicKey {
         }
         // ECDSA-Sig-Value for P-521 is at most 139 bytes; anything far larger is not a signature.
         if case .ellipticCurve = kind, signature.isEmpty || signature.count > 160 { return false }
+        if let ecKey {
+            let digest = switch algorithm {
+            case .ecdsaSHA384: Digest.sha384(message)
+            case .ecdsaSHA512: Digest.sha512(message)
+            default: Digest.sha256(message)
+            }
+            let result = copenssl_ecdsa_verify(digest, Int32(digest.count), signature, Int32(signature.count), ecKey)
+            if result != 1 { OpenSSLErrors.clear() }
+            return result == 1
+        }
 
         guard let ctx = EVP_MD_CTX_new() else {
             OpenSSLErrors.clear()

@@ -34,6 +34,20 @@ import Testing
         #expect(!key.publicKey.isValidSignature([UInt8](repeating: 0x30, count: 5000), for: message, algorithm: .ecdsaSHA256))
     }
 
+    @Test func aSignatureNotInMinimalDERIsRejected() throws {
+        let key = PrivateKey.generate(.p256)
+        // Signatures until r's first byte leaves room for a needless 0x00 (its high bit clear): the same values, padded.
+        var signature = key.signature(for: message)
+        while signature[4] >= 0x80 || signature[4] == 0 { signature = key.signature(for: message) }
+        #expect(key.publicKey.isValidSignature(signature, for: message, algorithm: .ecdsaSHA256))
+        let rLength = Int(signature[3])
+        let padded = [0x30, signature[1] + 1, 0x02, signature[3] + 1, 0x00] + signature[4..<(4 + rLength)] + signature[(4 + rLength)...]
+        #expect(!key.publicKey.isValidSignature(padded, for: message, algorithm: .ecdsaSHA256))
+        // A long-form length where the short form fits.
+        let longForm = [0x30, 0x81] + signature[1...]
+        #expect(!key.publicKey.isValidSignature(longForm, for: message, algorithm: .ecdsaSHA256))
+    }
+
     @Test func anotherKeysSignatureIsRejected() {
         let signature = PrivateKey.generate(.p256).signature(for: message)
         #expect(!PrivateKey.generate(.p256).publicKey.isValidSignature(signature, for: message, algorithm: .ecdsaSHA256))
