@@ -16,6 +16,7 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -55,6 +56,21 @@ static inline void copenssl_ec_key_free(EC_KEY *key) { EC_KEY_free(key); }
 static inline int copenssl_ecdsa_verify(const unsigned char *digest, int digest_length, const unsigned char *signature,
                                         int signature_length, EC_KEY *key) {
     return ECDSA_verify(0, digest, digest_length, signature, signature_length, key);
+}
+/* One-shot SHA digests over a context on the stack: the deprecated low-level functions are the only ones in OpenSSL
+ * 3.0 that neither allocate a context nor look anything up (EVP_Digest allocates two contexts, SHA256() fetches the
+ * digest by name); about a third of EVP_Digest's cost for the short inputs a ceremony hashes. */
+static inline void copenssl_sha1(const void *data, size_t count, unsigned char *out) {
+    SHA_CTX context; SHA1_Init(&context); SHA1_Update(&context, data, count); SHA1_Final(out, &context);
+}
+static inline void copenssl_sha256(const void *data, size_t count, unsigned char *out) {
+    SHA256_CTX context; SHA256_Init(&context); SHA256_Update(&context, data, count); SHA256_Final(out, &context);
+}
+static inline void copenssl_sha384(const void *data, size_t count, unsigned char *out) {
+    SHA512_CTX context; SHA384_Init(&context); SHA384_Update(&context, data, count); SHA384_Final(out, &context);
+}
+static inline void copenssl_sha512(const void *data, size_t count, unsigned char *out) {
+    SHA512_CTX context; SHA512_Init(&context); SHA512_Update(&context, data, count); SHA512_Final(out, &context);
 }
 #pragma GCC diagnostic pop
 
