@@ -63,18 +63,18 @@ public struct APIKeyService: Sendable {
             throw SesameError(.unauthorized, "not an API key")
         }
         let hash = Identifiers.hash(secret)
-        let record = try cache.apiKey(store, secretHash: hash) { () throws(SesameError) in
-            try StoreErrors.map { () throws(StoreError) in try store.apiKeys.find(secretHash: hash) }
+        let stored = try cache.apiKey(store, secretHash: hash) { () throws(SesameError) in
+            try StoreErrors.map { () throws(StoreError) in try store.apiKeys.find(secretHash: hash) }.map(StoredAPIKey.init)
         }
         // The lookup is by hash; compare again in constant time so no code path depends on a partial match.
-        guard let record, record.revokedAt == nil, constantTimeEquals(record.secretHash, hash) else {
+        guard let stored, stored.key.revokedAt == nil, constantTimeEquals(stored.secretHash, hash) else {
             throw SesameError(.unauthorized, "unknown or revoked API key")
         }
-        let key = APIKey(record: record)
+        let key = stored.key
         guard key.scopes.contains(scope) else { throw SesameError(.forbidden, "the API key lacks scope \(scope.rawValue)") }
         // Bookkeeping, at most once a minute per key and node; a failed write does not refuse the key.
         let now = clock.now()
-        if cache.shouldTouch(keyID: record.id, at: now) { try? store.apiKeys.touch(id: record.id, at: now) }
+        if cache.shouldTouch(keyID: key.id, at: now) { try? store.apiKeys.touch(id: key.id, at: now) }
         return key
     }
 
@@ -89,6 +89,17 @@ public struct APIKeyService: Sendable {
         let revoked = try StoreErrors.map { () throws(StoreError) in try store.apiKeys.revoke(projectID: projectID, id: id, at: clock.now()) }
         cache.noteChange()
         guard revoked else { throw SesameError(.notFound, "API key") }
+    }
+}
+
+/// A stored API key as the configuration cache keeps it: read once into its ``APIKey``, with the hash it is found by.
+struct StoredAPIKey: Sendable {
+    let key: APIKey
+    let secretHash: [UInt8]
+
+    init(_ record: APIKeyRecord) {
+        key = APIKey(record: record)
+        secretHash = record.secretHash
     }
 }
 

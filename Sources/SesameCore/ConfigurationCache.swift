@@ -36,7 +36,7 @@ final class ConfigurationCache: Sendable {
         var generation: UInt64 = 0
         var projects: [Project]?
         /// Live keys by secret hash (only keys that exist: a miss is not remembered, so guesses cannot fill memory).
-        var apiKeys: [[UInt8]: APIKeyRecord] = [:]
+        var apiKeys: [[UInt8]: StoredAPIKey] = [:]
         var jwtSecrets: [String: [UInt8]] = [:]
         /// By project, then action code (projects of authenticated callers only).
         var actionOutcomes: [String: [String: String]] = [:]
@@ -125,7 +125,7 @@ final class ConfigurationCache: Sendable {
     }
 
     /// The live API key with this secret hash, or `nil`.
-    func apiKey(_ store: Store, secretHash: [UInt8], load: () throws(SesameError) -> APIKeyRecord?) throws(SesameError) -> APIKeyRecord? {
+    func apiKey(_ store: Store, secretHash: [UInt8], load: () throws(SesameError) -> StoredAPIKey?) throws(SesameError) -> StoredAPIKey? {
         try scoped(store, read: { $0.apiKeys[secretHash].map(Optional.some) }, write: { state, key in
             if let key { state.apiKeys[secretHash] = key }
         }, load: load)
