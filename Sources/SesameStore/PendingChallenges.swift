@@ -7,13 +7,16 @@ import Synchronization
 ///
 /// Each challenge is taken at most once: every change happens under one lock. A restart drops the challenges of the
 /// ceremonies in flight (the person starts again, as after an expiry) and can never bring a used one back. At most
-/// ``capacity`` are held; past it, expired ones are dropped first, and a new one is refused
-/// (``StoreError/Code/unavailable``) only while that many are live. Text a database would refuse (a NUL character) is
+/// ``capacity`` are held; past it, expired ones are dropped first (at most once a second, so a flood does not make
+/// every refused insert scan them all), and a new one is refused (``StoreError/Code/unavailable``) while that many
+/// are held. Text a database would refuse (a NUL character) is
 /// refused the same way (``StoreError/Code/unstorableValue``), so a caller sees one behaviour on every backend.
 public final class PendingChallenges: Sendable {
     /// The most challenges held at once (about 300 bytes each).
     public let capacity: Int
     private let records = Mutex<[String: ChallengeRecord]>([:])
+    /// When a full set was last swept of expired challenges (by the inserting challenge's creation time).
+    private let sweptAt = Mutex<Date?>(nil)
 
     /// An empty set of at most `capacity` challenges.
     public init(capacity: Int = 100_000) { self.capacity = capacity }
@@ -26,7 +29,13 @@ public final class PendingChallenges: Sendable {
         try records.withLock { records throws(StoreError) in
             guard records[challenge.id] == nil else { throw StoreError(.conflict, "the challenge ID exists") }
             if records.count >= capacity {
-                records = records.filter { !$0.value.isExpired(at: challenge.createdAt) }
+                let now = challenge.createdAt
+                let due = sweptAt.withLock { sweptAt in
+                    guard sweptAt.map({ now.timeIntervalSince($0) >= 1 || now < $0 }) ?? true else { return false }
+                    sweptAt = now
+                    return true
+                }
+                if due { records = records.filter { !$0.value.isExpired(at: now) } }
                 guard records.count < capacity else { throw StoreError(.unavailable, "too many ceremonies in flight") }
             }
             records[challenge.id] = challenge

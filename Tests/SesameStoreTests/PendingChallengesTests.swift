@@ -66,6 +66,20 @@ struct PendingChallengesTests {
         let refused = try #require(throws: StoreError.self) { try pending.insert(Fixture.challenge("e")) }
         #expect(refused.code == .unavailable)
         #expect(pending.count == 3)
+        // Within the second after a sweep, a full set is not scanned again; after it, it is.
+        var expiring = Fixture.challenge("f", expiresAt: t0.plus(seconds: 0.5))
+        expiring.createdAt = t0
+        #expect(try pending.take(id: "d", now: t0) != nil)
+        try pending.insert(expiring)
+        var early = Fixture.challenge("g")
+        early.createdAt = t0.plus(seconds: 0.6)
+        #expect(throws: StoreError.self) { try pending.insert(early) }
+        #expect(try pending.get(id: "f") != nil, "not swept within the second")
+        var later = Fixture.challenge("h")
+        later.createdAt = t0.plus(seconds: 1)
+        try pending.insert(later)
+        #expect(try pending.get(id: "f") == nil)
+        #expect(try pending.get(id: "h") != nil)
     }
 
     @Test("sweeps: expired ones before a time, every one of a user")

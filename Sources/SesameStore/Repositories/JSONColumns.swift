@@ -13,7 +13,10 @@ enum JSONColumn {
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, from row: SQLRow, _ column: String) throws(StoreError) -> Value {
-        let text = try row.text(column)
+        try decoded(type, try row.text(column), column)
+    }
+
+    private static func decoded<Value: Decodable>(_ type: Value.Type, _ text: String, _ column: String) throws(StoreError) -> Value {
         do {
             return try JSONDecoder().decode(type, from: Data(text.utf8))
         } catch {
@@ -26,11 +29,7 @@ enum JSONColumn {
     static func decode(_ type: [String].Type, from row: SQLRow, _ column: String) throws(StoreError) -> [String] {
         let text = try row.text(column)
         if let strings = plainStrings(text) { return strings }
-        do {
-            return try JSONDecoder().decode(type, from: Data(text.utf8))
-        } catch {
-            throw StoreError(.invalidData, "column \(column) is not the expected JSON")
-        }
+        return try decoded(type, text, column)
     }
 
     /// The strings of a JSON array of strings without escapes or control characters (`["usb","nfc"]`, spaces allowed
