@@ -624,6 +624,41 @@ enum Schema {
         Migration(version: 15, name: "configuration version: action outcomes are configuration too") { dialect in
             configurationTriggers([("authsignal_action_outcomes", "INSERT OR UPDATE OR DELETE")], dialect)
         },
+        Migration(version: 16, name: "tokens keyed by their secret's hash, the only way one is found") { dialect in
+            // A token is only ever found by its secret's hash (to consume it) and swept by expiry; its ID is what the
+            // API shows. Keyed by the hash, each insert and delete writes one b-tree on SQLite (was three: the ID,
+            // the unique hash and the user index) and one index beside the heap on PostgreSQL (was three). A token
+            // lives 60 seconds, so deleting a user or a project scans the few live ones, as deleting a project
+            // always has.
+            switch dialect {
+            case .sqlite:
+                let columns = "id, project_id, user_id, secret_hash, kind, created_at, expires_at"
+                return [
+                    """
+                    CREATE TABLE tokens_by_secret (
+                        id TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                        secret_hash \(dialect.blobType) NOT NULL,
+                        kind TEXT NOT NULL,
+                        created_at BIGINT NOT NULL,
+                        expires_at BIGINT NOT NULL,
+                        PRIMARY KEY (secret_hash)
+                    ) WITHOUT ROWID
+                    """,
+                    "INSERT INTO tokens_by_secret (\(columns)) SELECT \(columns) FROM tokens",
+                    "DROP TABLE tokens",
+                    "ALTER TABLE tokens_by_secret RENAME TO tokens",
+                ]
+            case .postgres:
+                return [
+                    "ALTER TABLE tokens DROP CONSTRAINT tokens_pkey",
+                    "ALTER TABLE tokens DROP CONSTRAINT tokens_secret_hash_key",
+                    "ALTER TABLE tokens ADD PRIMARY KEY (secret_hash)",
+                    "DROP INDEX tokens_user",
+                ]
+            }
+        },
     ]
 
     /// Triggers that bump the configuration version in the same transaction as any of these events on these tables

@@ -22,7 +22,8 @@ public struct TokenRecord: Sendable, Hashable {
     }
 }
 
-/// Stores sign-in tokens and consumes each at most once.
+/// Stores sign-in tokens and consumes each at most once. The table is keyed by the secret's hash, the only way a
+/// token is looked up (migration 16).
 public struct TokenRepository: Sendable {
     public let database: any SQLDatabase
 
@@ -31,7 +32,7 @@ public struct TokenRepository: Sendable {
     private static let columns = "id, project_id, user_id, secret_hash, kind, created_at, expires_at"
 
     /// Inserts a token.
-    /// - Throws: ``StoreError/Code/conflict`` when the ID or hash exists, ``StoreError/Code/notFound`` when the user
+    /// - Throws: ``StoreError/Code/conflict`` when the hash exists, ``StoreError/Code/notFound`` when the user
     ///   or project does not.
     public func create(_ token: TokenRecord) throws(StoreError) {
         try database.execute(
