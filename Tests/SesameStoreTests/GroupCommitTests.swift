@@ -59,6 +59,29 @@ import Testing
         #expect(flushes == 1, "20 commits, \(flushes) flushes")
     }
 
+    @Test("a read while a write transaction is open answers at once, without its rows; after the commit, with them")
+    func readBesideWrite() throws {
+        let database = try Self.database()
+        try database.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? database.transaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (2, 'two')", [])
+                inside.signal()
+                release.wait()
+            }
+            done.signal()
+        }
+        inside.wait()
+        // The writer is held: the read goes to a reader, which sees the last commit.
+        #expect(try Self.storedIDs(database) == [1])
+        release.signal()
+        done.wait()
+        #expect(try Self.storedIDs(database) == [1, 2])
+    }
+
     @Test("a failing transaction among concurrent ones rolls back alone; the others commit")
     func failingTransaction() throws {
         let database = try Self.database()

@@ -4,8 +4,9 @@ import Foundation
 /// An embedded SQLite database in one file: WAL journal, foreign keys on, 5 s busy timeout, and every acknowledged
 /// write on stable storage.
 ///
-/// Reads (`SELECT` outside a transaction) come from a small pool of reader connections (default 4), side by side
-/// under WAL. Every write (transactions, and statements that are not a `SELECT`) runs on one writer connection, one
+/// Reads (`SELECT` outside a transaction) run on the writer connection when no write holds it (its page cache stays
+/// valid, since only it writes, where another connection drops its cache after every commit and reads the pages
+/// again), and otherwise on a small pool of reader connections (default 4), side by side under WAL. Every write (transactions, and statements that are not a `SELECT`) runs on one writer connection, one
 /// at a time in this process (so threads queue on a lock, never in SQLite's sleeping busy handler), inside
 /// `BEGIN IMMEDIATE` (so a check followed by a write in one transaction is atomic across threads and processes). It
 /// commits at `synchronous=NORMAL` and then waits for ``WALSync`` to flush the log: the durability of
@@ -80,7 +81,8 @@ public final class SQLiteDatabase: SQLDatabase {
             return try transaction { connection throws(StoreError) in try connection.query(sql, parameters) }
         }
         return try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> [SQLRow] in
-            try readers.withConnection { connection throws(StoreError) -> [SQLRow] in try connection.query(sql, parameters) }
+            if let rows = try writer.runIfFree({ connection throws(StoreError) in try connection.query(sql, parameters) }) { return rows }
+            return try readers.withConnection { connection throws(StoreError) -> [SQLRow] in try connection.query(sql, parameters) }
         }
     }
 
@@ -99,6 +101,13 @@ public final class SQLiteDatabase: SQLDatabase {
 
         func run<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
             lock.lock()
+            defer { lock.unlock() }
+            return try body(connection)
+        }
+
+        /// `body` on the connection if no other thread holds it, else `nil` at once.
+        func runIfFree<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T? {
+            guard lock.try() else { return nil }
             defer { lock.unlock() }
             return try body(connection)
         }
