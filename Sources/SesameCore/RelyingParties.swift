@@ -62,14 +62,18 @@ public enum RelyingParties {
         return policy
     }
 
-    /// Whether `origin` is `http://localhost` with an optional port.
+    /// Whether `origin` is `http://localhost` with an optional port (1 to 5 ASCII digits, at most 65535).
     public static func isLocalhost(_ origin: String) -> Bool {
-        guard origin.hasPrefix("http://localhost") else { return false }
-        let rest = origin.dropFirst("http://localhost".count)
-        guard !rest.isEmpty else { return true }
-        guard rest.first == ":" else { return false }
+        let prefix = "http://localhost".utf8
+        let bytes = origin.utf8
+        guard bytes.starts(with: prefix) else { return false }
+        let rest = bytes.dropFirst(prefix.count)
+        guard let separator = rest.first else { return true }
         let port = rest.dropFirst()
-        return !port.isEmpty && port.count <= 5 && port.allSatisfy(\.isNumber) && (Int(port) ?? 0) <= 65_535
+        guard separator == UInt8(ascii: ":"), (1...5).contains(port.count),
+              port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return false }
+        return port.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 65_535
     }
 
     /// Whether pages of the web platform `hostname` (`*.` wildcards included) may run ceremonies for `rpID`: the

@@ -69,8 +69,10 @@ import WebAuthn
         let local = try RelyingParties.policy(for: configuration, requestOrigin: "http://localhost:5173")
         #expect(local.id == "localhost" && local.origins == ["http://localhost:5173"])
         #expect(try RelyingParties.policy(for: configuration, requestOrigin: "http://localhost").id == "localhost")
+        #expect(try RelyingParties.policy(for: configuration, requestOrigin: "http://localhost:65535").id == "localhost")
         for other in ["https://localhost:5173", "http://localhost.evil.com", "http://localhost:", "http://localhost:99999",
-                      "http://localhost:80/x", "https://example.com", nil] {
+                      "http://localhost:80/x", "http://localhost:\u{663}\u{660}\u{660}\u{660}", "http://localhost:123456", "http://localhost:65536",
+                      "https://example.com", nil] {
             #expect(try RelyingParties.policy(for: configuration, requestOrigin: other).id == "example.com", "\(other ?? "nil")")
         }
         #expect(configuration.acceptedOrigins.last == "http://localhost")

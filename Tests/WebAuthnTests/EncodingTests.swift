@@ -71,20 +71,33 @@ import Testing
         #expect(members.object("e").map { String(decoding: $0, as: UTF8.self) } == #"{"f":[1,{"g":2}]}"#)
         #expect(members.object("a") == nil && members.strings("e") == nil && members.contains("n") && !members.isAbsentOrNull("n"))
         #expect(Self.read(#"{"d":["p",1]}"#)?.strings("d") == nil, "an array with a non-string is no string array")
+        // A nested object with escapes and non-ASCII text is kept as sent, and reads as an object of its own.
+        let nested = #"{"h\u00e9":["\ud83d\ude00",{"k":"\n"}],"é":"x"}"#
+        let outer = try #require(Self.read(#"{"o":"# + nested + "}"))
+        let inner = try #require(outer.object("o").flatMap(JSONObjectMembers.init))
+        #expect(outer.object("o").map { String(decoding: $0, as: UTF8.self) } == nested)
+        #expect(inner.string("é") == "x" && inner.contains("hé"))
     }
 
     @Test("refuses what is not one JSON object", arguments: [
         "", "[]", "\"s\"", "{", #"{"a":1,"a":2}"#, #"{"a":1}x"#, #"{"a":01}"#, #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, "{\"a\":\"\u{1}\"}",
         #"{'a':1}"#, #"{"a":[1,]}"#, #"{"a":tru}"#, String(repeating: "[", count: 20) + String(repeating: "]", count: 20),
         "{\"a\":" + String(repeating: "[", count: 20) + String(repeating: "]", count: 20) + "}",
+        // Nested objects are checked as strictly, though their members are only read when asked for.
+        #"{"o":{"a":"\x"}}"#, #"{"o":{"a\x":1}}"#, #"{"o":{"a":["\ud800"]}}"#, "{\"o\":{\"a\":\"\u{1}\"}}", #"{"o":{"a":[1,]}}"#,
+        #"{"o":{"a":01}}"#, #"{"o":{"a":tru}}"#, #"{"o":{"a" 1}}"#,
     ])
     func refuses(text: String) {
         #expect(Self.read(text) == nil, "\(text)")
     }
 
-    @Test("refuses invalid UTF-8 in a string")
+    @Test("refuses invalid UTF-8 in a string, in a nested object too")
     func invalidUTF8() {
         #expect(JSONObjectMembers([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]) == nil)
+        // {"o":{"a":"<C3 28>"}} and {"o":{"<C3 28>":1}}
+        #expect(JSONObjectMembers(Array(#"{"o":{"a":""#.utf8) + [0xC3, 0x28] + Array(#""}}"#.utf8)) == nil)
+        #expect(JSONObjectMembers(Array(#"{"o":{""#.utf8) + [0xC3, 0x28] + Array(#"":1}}"#.utf8)) == nil)
+        #expect(JSONObjectMembers(Array(#"{"o":{"a":""#.utf8) + [0xC3, 0xA9] + Array(#""}}"#.utf8)) != nil)
     }
 }
 

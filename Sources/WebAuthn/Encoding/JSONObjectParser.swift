@@ -56,8 +56,9 @@ struct JSONObjectParser {
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
     }
 
-    /// Parses an object, handing each member to `member` (values of nested objects are not reported).
-    private mutating func object(depth: Int, _ member: (String, Value) throws(Failure) -> Void) throws(Failure) {
+    /// Parses an object, handing each member to `member`. A nested object is checked as strictly but kept as its
+    /// range only (`keeping` false below the top): nothing of it is built until it is read as an object of its own.
+    private mutating func object(depth: Int, keeping: Bool = true, _ member: (String, Value) throws(Failure) -> Void) throws(Failure) {
         guard depth < Self.maximumDepth else { throw Failure() }
         try expect(UInt8(ascii: "{"))
         skipWhitespace()
@@ -67,10 +68,11 @@ struct JSONObjectParser {
         }
         while true {
             skipWhitespace()
-            let name = try string()
+            var name = ""
+            if keeping { name = try string() } else { try skipString() }
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
-            try member(name, try value(depth: depth))
+            try member(name, try value(depth: depth, keeping: keeping))
             skipWhitespace()
             switch try next() {
             case UInt8(ascii: ","): continue
@@ -80,13 +82,17 @@ struct JSONObjectParser {
         }
     }
 
-    private mutating func value(depth: Int) throws(Failure) -> Value {
+    /// A value; when not `keeping`, it is checked the same way but `.null` stands for a string, array or number.
+    private mutating func value(depth: Int, keeping: Bool = true) throws(Failure) -> Value {
         skipWhitespace()
         switch peek() {
-        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "\""):
+            if keeping { return .string(try string()) }
+            try skipString()
+            return .null
         case UInt8(ascii: "{"):
             let start = index
-            try object(depth: depth + 1) { (_: String, _: Value) throws(Failure) in }
+            try object(depth: depth + 1, keeping: false) { (_: String, _: Value) throws(Failure) in }
             return .object(start..<index)
         case UInt8(ascii: "["):
             guard depth + 1 < Self.maximumDepth else { throw Failure() }
@@ -97,19 +103,20 @@ struct JSONObjectParser {
                 index += 1
             } else {
                 repeat {
-                    elements.append(try value(depth: depth + 1))
+                    let element = try value(depth: depth + 1, keeping: keeping)
+                    if keeping { elements.append(element) }
                     skipWhitespace()
                 } while try next() == UInt8(ascii: ",")
                 guard bytes[index - 1] == UInt8(ascii: "]") else { throw Failure() }
             }
-            return .array(elements)
+            return keeping ? .array(elements) : .null
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
         default:
             let start = index
             try number()
-            return .number(String(decoding: bytes[start..<index], as: UTF8.self))
+            return keeping ? .number(String(decoding: bytes[start..<index], as: UTF8.self)) : .null
         }
     }
 
@@ -169,6 +176,23 @@ struct JSONObjectParser {
                 utf8.append(byte)
             }
         }
+    }
+
+    /// A string checked as ``string()`` checks it, without building it: plain ASCII is only scanned; a string with an
+    /// escape or a byte over 0x7F is read by ``string()``.
+    private mutating func skipString() throws(Failure) {
+        let quote = index
+        try expect(UInt8(ascii: "\""))
+        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte < 0x80 {
+            guard byte >= 0x20 else { throw Failure() }
+            index += 1
+        }
+        guard peek() == UInt8(ascii: "\"") else {
+            index = quote
+            _ = try string()
+            return
+        }
+        index += 1
     }
 
     /// `\uXXXX`, with surrogate pairs joined; a lone surrogate is an error.
