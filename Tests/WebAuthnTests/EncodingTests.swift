@@ -32,6 +32,16 @@ import Testing
             #expect(error?.code == .invalidBase64URL, "\(bad)")
         }
     }
+
+    @Test("every ASCII character but the two alphabets' is refused")
+    func alphabet() {
+        let accepted = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/".utf8)
+        for byte in UInt8(0)..<128 {
+            // The character, then "A" (zero bits), so that a character of either alphabet decodes to one byte.
+            let decoded = try? Base64URL.decode(String(Unicode.Scalar(byte)) + "A")
+            #expect((decoded != nil) == accepted.contains(byte), "\(byte)")
+        }
+    }
 }
 
 /// `AttestedCredentialData.aaguidString` and authenticator data flags.

@@ -7,53 +7,78 @@
 ///
 /// - SeeAlso: [RFC 4648 §5](https://www.rfc-editor.org/rfc/rfc4648#section-5)
 public enum Base64URL {
+    /// The base64url alphabet, by 6-bit value.
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Each byte's 6-bit value, marked ``urlAlphabet`` for `-` and `_` and ``standardAlphabet`` for `+` and `/`;
+    /// ``notInAlphabet`` for every byte of neither alphabet.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: notInAlphabet, count: 256)
+        for (value, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(value) }
+        table[Int(UInt8(ascii: "-"))] = 62 | urlAlphabet
+        table[Int(UInt8(ascii: "_"))] = 63 | urlAlphabet
+        table[Int(UInt8(ascii: "+"))] = 62 | standardAlphabet
+        table[Int(UInt8(ascii: "/"))] = 63 | standardAlphabet
+        return table
+    }()
+    private static let urlAlphabet: UInt8 = 0x40
+    private static let standardAlphabet: UInt8 = 0x80
+    private static let notInAlphabet: UInt8 = 0xFF
+
     /// Encodes `bytes` as unpadded base64url.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next(), b2 = iterator.next()
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            if let b1 { out.append(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)]) }
-            if let b2 { out.append(alphabet[Int(b2 & 0x3F)]) }
+        let length = (bytes.count * 4 + 2) / 3
+        guard length > 0 else { return "" }
+        let alphabet = Self.alphabet
+        return String(unsafeUninitializedCapacity: length) { out in
+            var written = 0
+            func put(_ value: UInt8) {
+                out[written] = alphabet[Int(value)]
+                written += 1
+            }
+            var iterator = bytes.makeIterator()
+            while let b0 = iterator.next() {
+                let b1 = iterator.next(), b2 = iterator.next()
+                put(b0 >> 2)
+                put((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)
+                if let b1 { put((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6) }
+                if let b2 { put(b2 & 0x3F) }
+            }
+            return written
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes base64url or standard base64, padded or not.
     /// - Throws: ``WebAuthnError`` `invalid_base64url` for anything else.
     public static func decode(_ string: String) throws(WebAuthnError) -> [UInt8] {
-        var chars = Array(string.utf8)
+        var string = string
+        return try string.withUTF8 { decode($0) }.get()
+    }
+
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>) -> Result<[UInt8], WebAuthnError> {
+        var chars = text[...]
         // Padding: only at the end, and only as much as completes the last quantum.
         if let firstPad = chars.firstIndex(of: UInt8(ascii: "=")) {
             let padding = chars.count - firstPad
             guard chars[firstPad...].allSatisfy({ $0 == UInt8(ascii: "=") }), chars.count % 4 == 0, padding <= 2 else {
-                throw WebAuthnError(.invalidBase64URL, "misplaced or wrong padding")
+                return .failure(WebAuthnError(.invalidBase64URL, "misplaced or wrong padding"))
             }
-            chars.removeLast(padding)
+            chars = chars.prefix(firstPad)
         }
-        guard chars.count % 4 != 1 else { throw WebAuthnError(.invalidBase64URL, "impossible length") }
+        guard chars.count % 4 != 1 else { return .failure(WebAuthnError(.invalidBase64URL, "impossible length")) }
 
-        var sawURLAlphabet = false, sawStandardAlphabet = false
+        let values = Self.values
+        var alphabets: UInt8 = 0
         var out: [UInt8] = []
         out.reserveCapacity(chars.count * 3 / 4)
         var accumulator: UInt32 = 0, bits = 0
         for char in chars {
-            let value: UInt8
-            switch char {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = char - UInt8(ascii: "A")
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = char - UInt8(ascii: "a") + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = char - UInt8(ascii: "0") + 52
-            case UInt8(ascii: "-"): value = 62; sawURLAlphabet = true
-            case UInt8(ascii: "_"): value = 63; sawURLAlphabet = true
-            case UInt8(ascii: "+"): value = 62; sawStandardAlphabet = true
-            case UInt8(ascii: "/"): value = 63; sawStandardAlphabet = true
-            default: throw WebAuthnError(.invalidBase64URL, "character outside the base64 alphabets")
+            let entry = values[Int(char)]
+            guard entry != notInAlphabet else {
+                return .failure(WebAuthnError(.invalidBase64URL, "character outside the base64 alphabets"))
             }
-            accumulator = accumulator << 6 | UInt32(value)
+            alphabets |= entry
+            accumulator = accumulator << 6 | UInt32(entry & 0x3F)
             bits += 6
             if bits >= 8 {
                 bits -= 8
@@ -61,10 +86,10 @@ public enum Base64URL {
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
-        guard !(sawURLAlphabet && sawStandardAlphabet) else {
-            throw WebAuthnError(.invalidBase64URL, "mixes the base64url and base64 alphabets")
+        guard alphabets & (urlAlphabet | standardAlphabet) != urlAlphabet | standardAlphabet else {
+            return .failure(WebAuthnError(.invalidBase64URL, "mixes the base64url and base64 alphabets"))
         }
-        guard accumulator == 0 else { throw WebAuthnError(.invalidBase64URL, "non-zero trailing bits") }
-        return out
+        guard accumulator == 0 else { return .failure(WebAuthnError(.invalidBase64URL, "non-zero trailing bits")) }
+        return .success(out)
     }
 }

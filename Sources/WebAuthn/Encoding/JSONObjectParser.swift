@@ -149,9 +149,16 @@ struct JSONObjectParser {
         try expect(UInt8(ascii: "\""))
         let start = index
         // Fast path: no escapes.
+        var ascii = true
         while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
             guard byte >= 0x20 else { throw Failure() }
+            if byte >= 0x80 { ascii = false }
             index += 1
+        }
+        // Plain ASCII without escapes is valid UTF-8 as it stands.
+        if ascii && peek() == UInt8(ascii: "\"") {
+            defer { index += 1 }
+            return String(decoding: bytes[start..<index], as: UTF8.self)
         }
         var utf8 = Array(bytes[start..<index])
         while true {

@@ -46,7 +46,21 @@ public struct JSONWriter {
     /// The one string escaper of the project (token claims use it too).
     public static func appendQuoted(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        var string = string
+        string.withUTF8 { utf8 in
+            // Nearly every string needs no escape: copied as it is.
+            guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                out.append(contentsOf: utf8)
+                return
+            }
+            appendEscaped(utf8, to: &out)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The bytes of a string with JSON's escapes.
+    private static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
             case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
@@ -59,25 +73,24 @@ public struct JSONWriter {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     /// Writes an integer value.
     public mutating func integer(_ value: Int) {
         separate()
-        bytes += Array(String(value).utf8)
+        bytes.append(contentsOf: String(value).utf8)
     }
 
     /// Writes `true` or `false`.
     public mutating func bool(_ value: Bool) {
         separate()
-        bytes += Array((value ? "true" : "false").utf8)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     /// Writes `null`.
     public mutating func null() {
         separate()
-        bytes += Array("null".utf8)
+        bytes.append(contentsOf: "null".utf8)
     }
 
     /// Writes a value that writes itself (one JSON value).
