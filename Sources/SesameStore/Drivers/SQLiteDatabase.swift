@@ -6,13 +6,14 @@ import Foundation
 ///
 /// Reads (`SELECT` outside a transaction) run on the writer connection when no write holds it (its page cache stays
 /// valid, since only it writes, where another connection drops its cache after every commit and reads the pages
-/// again), and otherwise on a small pool of reader connections (default 4), side by side under WAL. Every write (transactions, and statements that are not a `SELECT`) runs on one writer connection, one
-/// at a time in this process (so threads queue on a lock, never in SQLite's sleeping busy handler), inside
-/// `BEGIN IMMEDIATE` (so a check followed by a write in one transaction is atomic across threads and processes). It
-/// commits at `synchronous=NORMAL` and then waits for ``WALSync`` to flush the log: the durability of
-/// `synchronous=FULL`, at one fsync per group of concurrent commits instead of one per commit. A busy database
-/// (another process writing) is retried a few times, then the call fails with ``StoreError/Code/unavailable``. The file
-/// must be a real path: `:memory:` would give each connection its own empty database.
+/// again), and otherwise on a small pool of reader connections (default 4), side by side under WAL. Every write
+/// (transactions, and statements that are not a `SELECT`) runs on one writer connection, one at a time in this
+/// process (so threads queue on a lock, never in SQLite's sleeping busy handler), inside `BEGIN IMMEDIATE` (so a check
+/// followed by a write in one transaction is atomic across threads and processes). It commits at `synchronous=NORMAL`
+/// and then waits for ``WALSync`` to flush the log: the durability of `synchronous=FULL`, at one fsync per group of
+/// concurrent commits instead of one per commit. A busy database (another process writing) is retried a few times,
+/// then the call fails with ``StoreError/Code/unavailable``. The file must be a real path: `:memory:` would give each
+/// connection its own empty database.
 public final class SQLiteDatabase: SQLDatabase {
     public var dialect: SQLDialect { .sqlite }
     private let readers: ConnectionPool<SQLiteConnection>

@@ -33,6 +33,7 @@ public enum Base64URL {
         return String(unsafeUninitializedCapacity: length) { out in
             var written = 0
             func put(_ value: UInt8) {
+                guard written < out.count else { return }  // Only a collection whose count lies could get here.
                 out[written] = alphabet[Int(value)]
                 written += 1
             }
@@ -63,7 +64,7 @@ public enum Base64URL {
             guard chars[firstPad...].allSatisfy({ $0 == UInt8(ascii: "=") }), chars.count % 4 == 0, padding <= 2 else {
                 return .failure(WebAuthnError(.invalidBase64URL, "misplaced or wrong padding"))
             }
-            chars = chars.prefix(firstPad)
+            chars = chars[..<firstPad]
         }
         guard chars.count % 4 != 1 else { return .failure(WebAuthnError(.invalidBase64URL, "impossible length")) }
 
