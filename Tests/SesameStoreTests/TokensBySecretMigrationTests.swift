@@ -13,7 +13,8 @@ import Testing
         }
     }
 
-    /// The indexes of `tokens`, the primary key's included, and the columns of its primary key.
+    /// The indexes of `tokens` as the catalog lists them (PostgreSQL's primary key is one; SQLite's table WITHOUT ROWID
+    /// is its own key), and the columns of its primary key.
     static func keys(_ database: any SQLDatabase, _ backend: Backend) throws -> (indexes: [String], primaryKey: [String]) {
         switch backend {
         case .sqlite:
