@@ -81,9 +81,10 @@ public final class SQLiteDatabase: SQLDatabase {
         guard Self.isRead(sql) else {
             return try transaction { connection throws(StoreError) in try connection.query(sql, parameters) }
         }
+        let read = { (connection: SQLiteConnection) throws(StoreError) -> [SQLRow] in try connection.query(sql, parameters) }
         return try withTransientRetry(attempts: Self.attempts) { () throws(StoreError) -> [SQLRow] in
-            if let rows = try writer.runIfFree({ connection throws(StoreError) in try connection.query(sql, parameters) }) { return rows }
-            return try readers.withConnection { connection throws(StoreError) -> [SQLRow] in try connection.query(sql, parameters) }
+            if let rows = try writer.runIfFree(read) { return rows }
+            return try readers.withConnection(read)
         }
     }
 

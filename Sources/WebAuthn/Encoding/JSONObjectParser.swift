@@ -148,15 +148,8 @@ struct JSONObjectParser {
     private mutating func string() throws(Failure) -> String {
         try expect(UInt8(ascii: "\""))
         let start = index
-        // Fast path: no escapes.
-        var ascii = true
-        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-            guard byte >= 0x20 else { throw Failure() }
-            if byte >= 0x80 { ascii = false }
-            index += 1
-        }
         // Plain ASCII without escapes is valid UTF-8 as it stands.
-        if ascii && peek() == UInt8(ascii: "\"") {
+        if try plainRun(), peek() == UInt8(ascii: "\"") {
             defer { index += 1 }
             return String(decoding: bytes[start..<index], as: UTF8.self)
         }
@@ -190,16 +183,24 @@ struct JSONObjectParser {
     private mutating func skipString() throws(Failure) {
         let quote = index
         try expect(UInt8(ascii: "\""))
-        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte < 0x80 {
-            guard byte >= 0x20 else { throw Failure() }
-            index += 1
-        }
-        guard peek() == UInt8(ascii: "\"") else {
+        guard try plainRun(), peek() == UInt8(ascii: "\"") else {
             index = quote
             _ = try string()
             return
         }
         index += 1
+    }
+
+    /// Moves past the characters of a string up to its first quote or backslash (a control character is an error);
+    /// whether they were all ASCII.
+    private mutating func plainRun() throws(Failure) -> Bool {
+        var ascii = true
+        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+            guard byte >= 0x20 else { throw Failure() }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        return ascii
     }
 
     /// `\uXXXX`, with surrogate pairs joined; a lone surrogate is an error.
