@@ -1,6 +1,6 @@
 # Sesame: every entry point installs the Debian packages it needs (as root) before it builds.
 SWIFT        ?= swift
-DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev
+DEB_PACKAGES := pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev ca-certificates
 # Tests start a throwaway PostgreSQL cluster, drive the server with the official Appwrite Python SDK (a venv in
 # .build/pyenv, made by the tests) and its pages with headless Chromium (Selenium in that venv); benchmarks use wrk.
 TEST_PACKAGES  := postgresql python3 python3-venv chromium chromium-driver

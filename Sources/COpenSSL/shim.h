@@ -17,6 +17,7 @@
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -111,5 +112,27 @@ static inline STACK_OF(X509) *copenssl_sk_X509_new_null(void) { return sk_X509_n
 static inline int copenssl_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
 /// Frees the stack only; the certificates stay owned by their Swift wrappers.
 static inline void copenssl_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
+
+/// A TLS client context: TLS 1.2 or later, the server's certificate chain verified (`SSL_VERIFY_PEER`) against the
+/// PEM roots in `roots_file`, or OpenSSL's default locations when it is NULL (which honour `SSL_CERT_FILE` and
+/// `SSL_CERT_DIR`); no renegotiation, no compression; a peer that closes without close_notify reads as a clean end
+/// (bodies are only drained, never trusted for their length). NULL if OpenSSL fails or the roots do not load. Several
+/// of these calls are macros, so the whole configuration is one C function.
+static inline SSL_CTX *copenssl_tls_client_context(const char *roots_file) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == NULL) return NULL;
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    int loaded = roots_file != NULL ? SSL_CTX_load_verify_locations(ctx, roots_file, NULL)
+                                    : SSL_CTX_set_default_verify_paths(ctx);
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 || loaded != 1) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/// `SSL_set_tlsext_host_name` is a macro over `SSL_ctrl`; Swift needs a function.
+static inline int copenssl_ssl_set_server_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
 
 #endif

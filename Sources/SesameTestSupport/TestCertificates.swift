@@ -117,11 +117,13 @@ public struct TestCertificateExtension: Sendable {
         TestCertificateExtension(oid: "2.5.29.37", value: DER.sequence(oids.map(DER.oid)))
     }
 
-    /// subjectAltName with dNSName and directoryName entries.
+    /// subjectAltName with dNSName, directoryName and iPAddress (4 or 16 bytes) entries.
     public static func subjectAlternativeName(critical: Bool = false, dnsNames: [String] = [],
-                                              directoryNames: [[[(oid: String, value: String)]]] = []) -> TestCertificateExtension {
+                                              directoryNames: [[[(oid: String, value: String)]]] = [],
+                                              ipAddresses: [[UInt8]] = []) -> TestCertificateExtension {
         let names = dnsNames.map { DER.context(2, constructed: false, Array($0.utf8)) }
             + directoryNames.map { DER.context(4, DER.name($0)) }
+            + ipAddresses.map { DER.context(7, constructed: false, $0) }
         return TestCertificateExtension(oid: "2.5.29.17", critical: critical, value: DER.sequence(names))
     }
 }

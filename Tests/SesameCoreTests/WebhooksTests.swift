@@ -246,6 +246,21 @@ import Testing
                                  allowHTTP: false) == ["::ffff:93.184.215.14"])
     }
 
+    @Test("returns the checked URL in the parts a client connects with: host, port, request target, Host header")
+    func endpointParts() throws {
+        let named = try Policy.endpoint(url: "HTTPS://93.184.215.14/hook?x=1&y=%20#fragment", allowPrivate: false, allowHTTP: false)
+        #expect(named == Policy.Endpoint(isSecure: true, host: "93.184.215.14", port: 443, target: "/hook?x=1&y=%20",
+                                         addresses: ["93.184.215.14"]))
+        #expect(named.hostHeader == "93.184.215.14")
+        let v6 = try Policy.endpoint(url: "https://[2606:2800:21F:cb07::1]:8443?q", allowPrivate: false, allowHTTP: false)
+        #expect(v6.host == "2606:2800:21f:cb07::1" && v6.port == 8443 && v6.target == "/?q")
+        #expect(v6.hostHeader == "[2606:2800:21f:cb07::1]:8443")
+        let plain = try Policy.endpoint(url: "http://127.0.0.1:80", allowPrivate: true, allowHTTP: true)
+        #expect(!plain.isSecure && plain.port == 80 && plain.target == "/" && plain.hostHeader == "127.0.0.1")
+        let explicit = try Policy.endpoint(url: "https://93.184.215.14:443#", allowPrivate: false, allowHTTP: false)
+        #expect(explicit.target == "/" && explicit.hostHeader == "93.184.215.14")
+    }
+
     @Test("requires https unless http is allowed")
     func schemes() throws {
         #expect(throws: SesameError.code(.invalidArgument)) {

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import SesameCore
+import SesameCrypto
 import SesameHTTP
 import SesameTestSupport
 import Testing
@@ -196,6 +197,183 @@ import Testing
         #expect(server.connections == 2)
     }
 
+    /// A TLS front (a certificate for 127.0.0.1 from a fresh test authority) before a receiver of `secret`, and the
+    /// authority's root as a PEM file.
+    func tlsReceiver(secret: String, addresses: [[UInt8]] = [[127, 0, 0, 1]], dnsNames: [String] = [])
+        throws -> (receiver: WebhookReceiver, front: TLSFront, roots: String)
+    {
+        let authority = TestCertificateAuthority.root()
+        let key = PrivateKey.generate(.p256)
+        let leaf = authority.issue(
+            subject: DER.name([("2.5.4.3", "webhook receiver")]), key: key.publicKey,
+            extensions: [.subjectAlternativeName(dnsNames: dnsNames, ipAddresses: addresses), .keyUsage(ca: false)]
+        )
+        let receiver = try WebhookReceiver(secrets: [secret])
+        let front = try TLSFront(backendPort: UInt16(receiver.url.port!), certificate: [leaf, authority.certificate], key: key)
+        let roots = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-roots-\(UUID().uuidString).pem").path
+        try TestMetadataService.pem(authority.certificate).write(toFile: roots, atomically: true, encoding: .utf8)
+        return (receiver, front, roots)
+    }
+
+    @Test("https: the server's certificate is verified for the URL's address; the delivery arrives and the TLS connection is kept")
+    func https() throws {
+        let secret = StandardWebhooks.newSecret()
+        let (receiver, front, roots) = try tlsReceiver(secret: secret)
+        defer { receiver.stop(); front.stop(); try? FileManager.default.removeItem(atPath: roots) }
+        let trusting = WebhookSender(allowPrivate: true, allowHTTP: false, trustedRootsFile: roots)
+        let url = URL(string: "https://127.0.0.1:\(front.port)/webhook?source=tls")!
+        let body = Array(#"{"type":"gate.human_verified"}"#.utf8)
+        for _ in 0..<3 {
+            #expect(trusting.send(url: url, body: body, headers: try signedHeaders(body, secrets: [secret])) == .status(200))
+        }
+        #expect(receiver.deliveries.count == 3)
+        #expect(receiver.deliveries.allSatisfy { $0.signatureVerified && $0.body == body && $0.path == "/webhook" })
+        #expect(front.connections == 1, "one TLS connection carried the three deliveries")
+    }
+
+    @Test("https by name: the certificate must name the URL's host; one for another name, or only for the address, fails")
+    func httpsByName() throws {
+        let secret = StandardWebhooks.newSecret()
+        let body = Array("{}".utf8)
+        let (named, namedFront, namedRoots) = try tlsReceiver(secret: secret, addresses: [], dnsNames: ["localhost"])
+        defer { named.stop(); namedFront.stop(); try? FileManager.default.removeItem(atPath: namedRoots) }
+        let sender = WebhookSender(allowPrivate: true, allowHTTP: false, trustedRootsFile: namedRoots)
+        let url = URL(string: "https://localhost:\(namedFront.port)/webhook")!
+        #expect(sender.send(url: url, body: body, headers: try signedHeaders(body, secrets: [secret])) == .status(200))
+        #expect(named.deliveries.count == 1)
+        // The same server by its address: the certificate names only localhost.
+        let byAddress = URL(string: "https://127.0.0.1:\(namedFront.port)/webhook")!
+        #expect(sender.send(url: byAddress, body: body, headers: try signedHeaders(body, secrets: [secret])) == .failed("TLS failure"))
+        // A certificate for the address and another name.
+        let (other, otherFront, otherRoots) = try tlsReceiver(secret: secret, addresses: [[127, 0, 0, 1]], dnsNames: ["example.com"])
+        defer { other.stop(); otherFront.stop(); try? FileManager.default.removeItem(atPath: otherRoots) }
+        let otherSender = WebhookSender(allowPrivate: true, allowHTTP: false, trustedRootsFile: otherRoots)
+        let otherURL = URL(string: "https://localhost:\(otherFront.port)/webhook")!
+        #expect(otherSender.send(url: otherURL, body: body, headers: try signedHeaders(body, secrets: [secret])) == .failed("TLS failure"))
+        #expect(named.deliveries.count == 1 && other.deliveries.isEmpty)
+    }
+
+    @Test("https: an untrusted authority, or a certificate for another address or name, is a TLS failure; nothing arrives")
+    func httpsRefused() throws {
+        let secret = StandardWebhooks.newSecret()
+        let body = Array("{}".utf8)
+        // The system's trust store (the production configuration) does not know the test authority.
+        let (receiver, front, roots) = try tlsReceiver(secret: secret)
+        defer { receiver.stop(); front.stop(); try? FileManager.default.removeItem(atPath: roots) }
+        let url = URL(string: "https://127.0.0.1:\(front.port)/webhook")!
+        let system = WebhookSender(allowPrivate: true, allowHTTP: false)
+        #expect(system.send(url: url, body: body, headers: try signedHeaders(body, secrets: [secret])) == .failed("TLS failure"))
+        // Trusted, but issued for 127.0.0.2 and a name: not valid for 127.0.0.1.
+        let (other, otherFront, otherRoots) = try tlsReceiver(secret: secret, addresses: [[127, 0, 0, 2]], dnsNames: ["127.0.0.1", "hooks.example"])
+        defer { other.stop(); otherFront.stop(); try? FileManager.default.removeItem(atPath: otherRoots) }
+        let trusting = WebhookSender(allowPrivate: true, allowHTTP: false, trustedRootsFile: otherRoots)
+        let otherURL = URL(string: "https://127.0.0.1:\(otherFront.port)/webhook")!
+        #expect(trusting.send(url: otherURL, body: body, headers: try signedHeaders(body, secrets: [secret])) == .failed("TLS failure"))
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(receiver.deliveries.isEmpty && other.deliveries.isEmpty)
+        // The same receivers deliver once their certificate is trusted for the address.
+        let trustingFirst = WebhookSender(allowPrivate: true, allowHTTP: false, trustedRootsFile: roots)
+        #expect(trustingFirst.send(url: url, body: body, headers: try signedHeaders(body, secrets: [secret])) == .status(200))
+    }
+
+    @Test("a header name or value that could break the request is refused before connecting")
+    func badHeaders() throws {
+        let server = try CountingHTTPServer(responseBody: 2)
+        defer { server.close() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+        for headers in [["webhook-id": "msg\r\nX-Injected: 1"], ["webhook id": "x"], ["": "x"], ["webhook-id": "a\u{0}b"],
+                        ["x:y": "z"], ["webhook-id": "caf\u{7F}"]] {
+            #expect(sender.send(url: url, body: [], headers: headers, timeout: 5) == .failed("bad request"), "\(headers)")
+        }
+        #expect(server.connections == 0)
+        // Values with spaces, tabs and UTF-8 are sent as they are.
+        #expect(sender.send(url: url, body: [], headers: ["webhook-id": "a b\tc é"], timeout: 5) == .status(200))
+    }
+
+    @Test("reads each response's framing: chunked and interim responses keep the connection, close or HTTP/1.0 end it")
+    func framing() throws {
+        let keep = [
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nabcd\r\n10\r\n0123456789abcdef\r\n0\r\nX-Trailer: 1\r\n\r\n",
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+            "HTTP/1.1 204 No Content\r\n\r\n",
+            "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok",
+        ]
+        for (raw, status) in zip(keep, [200, 202, 204, 200]) {
+            let server = try CountingHTTPServer(rawResponse: Array(raw.utf8))
+            defer { server.close() }
+            let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 5) == .status(status))
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 5) == .status(status))
+            #expect(server.connections == 1, "\(raw)")
+        }
+        let end = [
+            "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+            "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        ]
+        for raw in end {
+            let server = try CountingHTTPServer(rawResponse: Array(raw.utf8))
+            defer { server.close() }
+            let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 5) == .status(200))
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 5) == .status(200))
+            #expect(server.connections == 2, "\(raw)")
+        }
+    }
+
+    @Test("a body of unknown length (no length, or a transfer coding other than chunked) is read until the server closes")
+    func bodyUntilClose() throws {
+        for raw in ["HTTP/1.1 200 OK\r\n\r\nbody", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc"] {
+            let server = try CountingHTTPServer(rawResponse: Array(raw.utf8))
+            defer { server.close() }
+            let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+            // The server never closes: the status counts when the attempt's time is up, and the connection is not kept.
+            let started = ContinuousClock.now
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 1) == .status(200))
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "\(raw): \(elapsed)")
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 1) == .status(200))
+            #expect(server.connections == 2, "\(raw)")
+        }
+        // One that closes after it: the status at once.
+        let closing = try CountingHTTPServer(rawResponse: Array("HTTP/1.1 201 Created\r\n\r\nbody".utf8), closeAfterEach: true)
+        defer { closing.close() }
+        let started = ContinuousClock.now
+        #expect(sender.send(url: URL(string: "http://127.0.0.1:\(closing.port)/webhook")!, body: [], headers: [:], timeout: 5) == .status(201))
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    @Test("a response that is not HTTP/1.x, or whose status or length is malformed, is a bad response")
+    func badResponses() throws {
+        let raws = [
+            "HTTP/2 200\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n", "HTTP/1.1 200OK\r\n\r\n", "HTTP/1.2 200 OK\r\n\r\n",
+            "SMTP 220 ready\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
+            "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+        ]
+        for raw in raws {
+            let server = try CountingHTTPServer(rawResponse: Array(raw.utf8))
+            defer { server.close() }
+            let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+            #expect(sender.send(url: url, body: [], headers: [:], timeout: 5) == .failed("bad response"), "\(raw)")
+        }
+        // A head longer than the limit.
+        let long = "HTTP/1.1 200 OK\r\nX-Long: " + String(repeating: "a", count: 70 * 1024) + "\r\n\r\n"
+        let server = try CountingHTTPServer(rawResponse: Array(long.utf8))
+        defer { server.close() }
+        #expect(sender.send(url: URL(string: "http://127.0.0.1:\(server.port)/webhook")!, body: [], headers: [:], timeout: 5)
+                == .failed("bad response"))
+    }
+
+    @Test("a kept-alive connection the server closed is replaced within the same attempt")
+    func staleConnection() throws {
+        let server = try CountingHTTPServer(rawResponse: Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), closeAfterEach: true)
+        defer { server.close() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/webhook")!
+        for _ in 0..<3 { #expect(sender.send(url: url, body: [], headers: [:], timeout: 5) == .status(200)) }
+        #expect(server.requests == 3)
+        #expect(server.connections == 3)
+    }
+
     @Test("reports a refused connection")
     func connectionRefused() throws {
         let listener = try SilentListener()
@@ -220,12 +398,18 @@ private final class CountingHTTPServer: @unchecked Sendable {
     private var answered = 0
     private let responseBody: Int
     private let stallAfter: Int?
+    /// The exact bytes of every response instead, when given.
+    private let rawResponse: [UInt8]?
+    /// Whether the server closes the connection after each response, without saying so.
+    private let closeAfterEach: Bool
 
-    init(responseBody: Int, stallAfter: Int? = nil) throws {
+    init(responseBody: Int = 0, stallAfter: Int? = nil, rawResponse: [UInt8]? = nil, closeAfterEach: Bool = false) throws {
         listener = try SilentListener()
         port = listener.port
         self.responseBody = responseBody
         self.stallAfter = stallAfter
+        self.rawResponse = rawResponse
+        self.closeAfterEach = closeAfterEach
         let descriptor = listener.descriptor
         Thread.detachNewThread { [self] in
             while true {
@@ -276,6 +460,10 @@ private final class CountingHTTPServer: @unchecked Sendable {
                 buffer += chunk[..<count]
             }
             lock.withLock { answered += 1 }
+            if let rawResponse {
+                guard write(rawResponse, to: connection), !closeAfterEach else { return }
+                continue
+            }
             guard write(Array("HTTP/1.1 200 OK\r\nContent-Length: \(responseBody)\r\n\r\n".utf8), to: connection) else { return }
             let filler = [UInt8](repeating: 0x61, count: 64 * 1024)
             var left = min(responseBody, stallAfter ?? responseBody)

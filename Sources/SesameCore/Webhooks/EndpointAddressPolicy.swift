@@ -212,6 +212,38 @@ public enum EndpointAddressPolicy {
     ///   path, query or user information.
     @discardableResult
     public static func check(url: String, allowPrivate: Bool, allowHTTP: Bool) throws(SesameError) -> [String] {
+        try endpoint(url: url, allowPrivate: allowPrivate, allowHTTP: allowHTTP).addresses
+    }
+
+    /// A webhook URL that passed the checks, in the parts a client connects and writes its request with.
+    public struct Endpoint: Sendable, Equatable {
+        /// `https` (or `http` when allowed).
+        public var isSecure: Bool
+        /// The host in lower case: a DNS name (a trailing dot kept as given) or an address literal, IPv6 without
+        /// brackets.
+        public var host: String
+        /// The port given, or the scheme's (443, 80).
+        public var port: UInt16
+        /// The request target: the path and query as given (`/` when the path is empty), without the fragment.
+        public var target: String
+        /// The addresses the host resolved to, as canonical text, never empty: connect only to these.
+        public var addresses: [String]
+
+        /// The `Host` header's value: the host (IPv6 in brackets), with the port when it is not the scheme's.
+        public var hostHeader: String {
+            let name = host.contains(":") ? "[\(host)]" : host
+            return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
+        }
+    }
+
+    /// Checks a webhook endpoint URL as ``check(url:allowPrivate:allowHTTP:)-(String,_,_)`` does and returns it in
+    /// parts, with the addresses its host resolves to.
+    /// - Parameters:
+    ///   - url: The endpoint URL as the operator gave it.
+    ///   - allowPrivate: Accept non-public addresses (development and tests only).
+    ///   - allowHTTP: Accept `http://` (development and tests only).
+    /// - Throws: `SesameError(.invalidArgument)` as for ``check(url:allowPrivate:allowHTTP:)-(String,_,_)``.
+    public static func endpoint(url: String, allowPrivate: Bool, allowHTTP: Bool) throws(SesameError) -> Endpoint {
         func refuse(_ detail: String) -> SesameError { SesameError(.invalidArgument, detail) }
         guard url.count <= maximumURLLength else {
             throw refuse("the webhook URL is longer than \(maximumURLLength) characters")
@@ -279,7 +311,12 @@ public enum EndpointAddressPolicy {
         if !allowPrivate, addresses.contains(where: { !isPublic($0) }) {
             throw refuse("the webhook host \(hostName) resolves to a private or reserved address")
         }
-        return addresses.map(\.description)
+        let afterAuthority = rest[authority.endIndex...]
+        let target = afterAuthority[..<(afterAuthority.firstIndex(of: "#") ?? afterAuthority.endIndex)]
+        return Endpoint(
+            isSecure: scheme == "https", host: hostName, port: port.flatMap { UInt16($0) } ?? (scheme == "https" ? 443 : 80),
+            target: target.hasPrefix("/") ? String(target) : "/" + target, addresses: addresses.map(\.description)
+        )
     }
 
     /// Checks a webhook endpoint URL given as a `URL`; see the `String` form for the rules.

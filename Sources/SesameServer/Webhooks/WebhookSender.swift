@@ -1,60 +1,69 @@
-import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
+#if canImport(Glibc)
+import Glibc
 #endif
 import SesameCore
+import SesameCrypto
 import Synchronization
 
 /// Posts one signed webhook body to an endpoint and reports the status, synchronously: a
 /// ``WebhookSendOutcome/status(_:)`` (a 3xx as is: redirects are not followed) or a short generic reason without the
-/// URL, headers or body (`"timeout"`, `"connection refused"`, `"host not found"`, `"TLS failure"`,
-/// `"address not allowed"`).
+/// URL, headers or body (`"timeout"`, `"connection refused"`, `"network unreachable"`, `"connection lost"`,
+/// `"TLS failure"`, `"bad response"`, `"address not allowed"`, `"bad request"`).
 ///
-/// Connections are kept alive: each endpoint origin (scheme, host, port) has one ephemeral `URLSession`, reused by
-/// every attempt to it, with at most ``WebhookOutbox/parallelSends`` connections; the least recently used of more than
-/// ``WebhookSender/maximumSessions`` origins is closed. Sessions have no cookies, cache or credential storage, and
-/// redirects are not followed (a 3xx is reported as ``WebhookSendOutcome/status(_:)``). The response body is read and
-/// dropped, so that the connection can be reused, within the attempt's timeout: a status that arrived counts even
-/// when its body does not end in time (the connection is then closed). Every request is a `POST` with
-/// `Content-Type: application/json` and `User-Agent: Sesame-Webhooks/1`.
+/// Before connecting, the URL is checked with `EndpointAddressPolicy.endpoint(url:allowPrivate:allowHTTP:)`, which
+/// resolves its host; a URL that fails is refused with `.failed("address not allowed")`. The connection is made to
+/// one of the addresses that check returned, never to a name resolved again, so a DNS answer that changes between the
+/// check and the connection (DNS rebinding) cannot reach a private address. No proxy is used.
 ///
-/// Before connecting, the URL is checked with `EndpointAddressPolicy.check(url:allowPrivate:allowHTTP:)`
-/// and refused with `.failed("address not allowed")` when it fails.
+/// `https` is TLS 1.2 or later, with the server's certificate verified against the system's trust store (OpenSSL's
+/// default locations: on Debian the `ca-certificates` package; `SSL_CERT_FILE` or `SSL_CERT_DIR` name others) for the
+/// URL's host name (sent as SNI) or address literal. Any certificate or handshake failure is `"TLS failure"`.
 ///
-/// - Important: Known limitation (DNS rebinding window): the address check resolves the host, and `URLSession`
-///   then resolves it again on its own to connect. A name whose DNS answer changes between the two lookups (a short
-///   TTL controlled by an attacker) can still reach a private address. Closing the gap needs connecting to the
-///   checked address itself (or an egress proxy that filters addresses, such as smokescreen); run the webhook
-///   worker where it cannot reach internal services. The HTTP client may also honour the process's proxy
-///   environment variables (`https_proxy`, `no_proxy`). A kept-alive connection stays with the address it was made
-///   to until it closes.
+/// Connections are kept alive: each endpoint origin (scheme, host, port) keeps up to ``WebhookOutbox/parallelSends``
+/// idle connections, reused by later attempts; the least recently used of more than ``maximumSessions`` origins is
+/// closed. A kept-alive connection stays with the address it was made to until it closes. A reused connection that
+/// the server had closed meanwhile is replaced by a new one within the same attempt. Each request is a `POST` with
+/// `Content-Type: application/json`, `User-Agent: Sesame-Webhooks/1` and the body's `Content-Length`. The response
+/// body is read and dropped (whatever its framing: length, chunked, or until the server closes), so that the
+/// connection can be reused, within the attempt's timeout: a status that arrived counts even when its body does not
+/// end in time (the connection is then closed).
+
 public final class WebhookSender: Sendable {
     /// The `User-Agent` of every delivery.
     public static let userAgent = "Sesame-Webhooks/1"
-    /// Endpoint origins with a session kept open at once.
+    /// Endpoint origins with connections kept open at once.
     public static let maximumSessions = 32
 
     /// Whether loopback, private and other non-public addresses may be reached (development and tests only).
     public let allowPrivate: Bool
     /// Whether `http://` URLs may be used besides `https://` (development and tests only).
     public let allowHTTP: Bool
-    /// The open sessions by origin and timeout, with when each was last used.
-    private let sessions = Mutex<[SessionKey: OpenSession]>([:])
+    /// The TLS configuration, made at the first `https` attempt (it loads the trust store).
+    private let tls = Mutex<TLSClientContext?>(nil)
+    private let trustedRootsFile: String?
+    /// The idle connections by origin, with when each origin was last used.
+    private let pool = Mutex<[Origin: Idle]>([:])
 
     /// Creates a sender.
     /// - Parameters:
     ///   - allowPrivate: Allow non-public addresses; `false` in production.
     ///   - allowHTTP: Allow plain `http://`; `false` in production.
-    public init(allowPrivate: Bool = false, allowHTTP: Bool = false) {
-        self.allowPrivate = allowPrivate
-        self.allowHTTP = allowHTTP
+    public convenience init(allowPrivate: Bool = false, allowHTTP: Bool = false) {
+        self.init(allowPrivate: allowPrivate, allowHTTP: allowHTTP, trustedRootsFile: nil)
     }
 
-    deinit {
-        // A session retains its delegate until it is invalidated.
-        for open in sessions.withLock({ Array($0.values) }) { open.session.invalidateAndCancel() }
+    /// Creates a sender that trusts only the PEM roots in `trustedRootsFile` for `https` (tests with their own
+    /// authority), or the system's store when it is `nil`.
+    init(allowPrivate: Bool, allowHTTP: Bool, trustedRootsFile: String?) {
+        self.allowPrivate = allowPrivate
+        self.allowHTTP = allowHTTP
+        self.trustedRootsFile = trustedRootsFile
+        // OpenSSL writes to the socket with write(2): a server that closed the connection must not kill the process.
+        _ = Self.ignoreBrokenPipes
     }
+
+    private static let ignoreBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
     /// Sends one attempt and waits for the status; call it from a worker thread (it blocks up to about `timeout`).
     ///
@@ -62,165 +71,129 @@ public final class WebhookSender: Sendable {
     ///   - url: The endpoint URL.
     ///   - body: The exact bytes that were signed.
     ///   - headers: Extra headers, normally `webhook-id`, `webhook-timestamp` and `webhook-signature`.
-    ///     `Content-Type` and `User-Agent` are always set by the sender and override values given here.
-    ///   - timeout: Seconds allowed for the whole attempt (connect, TLS, send, and the status line).
+    ///     `Content-Type`, `User-Agent`, `Content-Length` and `Host` are always set by the sender and override values
+    ///     given here; a name or value that could break the request (not a token, or a value with a control character)
+    ///     is refused with `.failed("bad request")` before connecting.
+    ///   - timeout: Seconds allowed for the whole attempt (connect, TLS, send, the status line and the body).
     /// - Returns: The status received, or why there was none.
     public func send(
         url: URL, body: [UInt8], headers: [String: String], timeout: TimeInterval = 15
     ) -> WebhookSendOutcome {
+        let deadline = ContinuousClock.now + .seconds(timeout.isNaN ? 0 : min(max(timeout, 0), 3600))
+        let endpoint: EndpointAddressPolicy.Endpoint
         do {
-            try EndpointAddressPolicy.check(url: url, allowPrivate: allowPrivate, allowHTTP: allowHTTP)
+            endpoint = try EndpointAddressPolicy.endpoint(url: url.absoluteString, allowPrivate: allowPrivate, allowHTTP: allowHTTP)
         } catch {
             return .failed("address not allowed")
         }
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent")
-        request.httpBody = Data(body)
-
-        let open = session(for: url, timeout: timeout)
-        let attempt = Attempt()
-        let task = open.session.dataTask(with: request)
-        open.router.register(attempt, for: task.taskIdentifier)
-        task.resume()
-        // URLSession enforces `timeout` itself; the margin only guards against a callback that never comes.
-        guard let outcome = attempt.wait(until: .now() + timeout + 5) else {
-            task.cancel()
-            return .failed("timeout")
+        guard let request = Self.request(to: endpoint, body: body, headers: headers) else { return .failed("bad request") }
+        let origin = Origin(isSecure: endpoint.isSecure, host: endpoint.host, port: endpoint.port)
+        do throws(WebhookConnection.Failure) {
+            // A kept-alive connection the server closed meanwhile is lost before any status: then once more, anew.
+            if let idle = checkOut(origin) {
+                do {
+                    return finish(try idle.exchange(request, deadline: deadline), on: idle, origin: origin)
+                } catch {
+                    idle.close()
+                    guard error == .lost else { throw error }
+                }
+            }
+            let context = endpoint.isSecure ? try tlsContext() : nil
+            let connection = try WebhookConnection(
+                addresses: endpoint.addresses, port: endpoint.port, host: endpoint.host, tls: context, deadline: deadline
+            )
+            return finish(try connection.exchange(request, deadline: deadline), on: connection, origin: origin)
+        } catch {
+            return .failed(error.reason)
         }
-        return outcome
     }
 
-    /// The kept-alive session of `url`'s origin, opened if there is none (closing the least recently used one when
-    /// there are too many).
-    private func session(for url: URL, timeout: TimeInterval) -> OpenSession {
-        let key = SessionKey(scheme: url.scheme ?? "", host: url.host ?? "", port: url.port, timeout: timeout)
-        let (open, evicted) = sessions.withLock { sessions -> (OpenSession, OpenSession?) in
-            if let open = sessions[key] {
-                open.lastUsed.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-                return (open, nil)
-            }
-            var evicted: OpenSession?
-            if sessions.count >= Self.maximumSessions,
-               let oldest = sessions.min(by: { $0.value.lastUsed.load(ordering: .relaxed) < $1.value.lastUsed.load(ordering: .relaxed) }) {
-                evicted = sessions.removeValue(forKey: oldest.key)
-            }
-            let open = OpenSession(timeout: timeout)
-            sessions[key] = open
-            return (open, evicted)
-        }
-        // Attempts in flight on it finish first.
-        evicted?.session.finishTasksAndInvalidate()
-        return open
+    /// The outcome of `response`; its connection goes back to the pool when it can carry another request.
+    private func finish(_ response: WebhookConnection.Response, on connection: WebhookConnection, origin: Origin)
+        -> WebhookSendOutcome
+    {
+        if response.reusable { checkIn(connection, origin: origin) } else { connection.close() }
+        return .status(response.status)
     }
 
-    /// What a session is kept for: an endpoint's origin, and the timeout its configuration carries.
-    private struct SessionKey: Hashable {
-        let scheme: String
+    /// The whole request, or `nil` when a caller's header could break it.
+    private static func request(to endpoint: EndpointAddressPolicy.Endpoint, body: [UInt8], headers: [String: String]) -> [UInt8]? {
+        let fixed = ["host", "content-type", "user-agent", "content-length", "transfer-encoding", "connection"]
+        var head = "POST \(endpoint.target) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nContent-Type: application/json\r\n"
+            + "User-Agent: \(userAgent)\r\nContent-Length: \(body.count)\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) where !fixed.contains(name.lowercased()) {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenCharacter),
+                value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) })
+            else { return nil }
+            head += "\(name): \(value)\r\n"
+        }
+        head += "\r\n"
+        return Array(head.utf8) + body
+    }
+
+    /// RFC 9110 `tchar`.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            true
+        default:
+            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    /// The TLS configuration, made once.
+    private func tlsContext() throws(WebhookConnection.Failure) -> TLSClientContext {
+        let made = tls.withLock { context -> TLSClientContext? in
+            if context == nil { context = try? TLSClientContext(trustedRootsFile: trustedRootsFile) }
+            return context
+        }
+        guard let made else { throw .tls }
+        return made
+    }
+
+    // MARK: - Pool
+
+    /// An endpoint origin: connections are shared by the URLs of one origin.
+    private struct Origin: Hashable {
+        let isSecure: Bool
         let host: String
-        let port: Int?
-        let timeout: TimeInterval
+        let port: UInt16
     }
 
-    /// One origin's session and the delegate that hands each task's events to its attempt.
-    private final class OpenSession: Sendable {
-        let session: URLSession
-        let router = Router()
-        /// `DispatchTime` nanoseconds of the last attempt.
-        let lastUsed = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
-
-        init(timeout: TimeInterval) {
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.httpCookieStorage = nil
-            configuration.httpShouldSetCookies = false
-            configuration.httpCookieAcceptPolicy = .never
-            configuration.urlCache = nil
-            configuration.urlCredentialStorage = nil
-            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-            configuration.timeoutIntervalForRequest = timeout
-            configuration.timeoutIntervalForResource = timeout
-            configuration.httpMaximumConnectionsPerHost = WebhookOutbox.parallelSends
-            session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
-        }
+    /// One origin's idle connections and when it was last used.
+    private struct Idle {
+        var connections: [WebhookConnection] = []
+        var lastUsed: UInt64
     }
 
-    /// The delegate of one session: routes each task's events to its attempt, until the task completes.
-    private final class Router: NSObject, URLSessionDataDelegate, Sendable {
-        private let attempts = Mutex<[Int: Attempt]>([:])
-
-        func register(_ attempt: Attempt, for task: Int) { attempts.withLock { $0[task] = attempt } }
-
-        private func attempt(_ task: URLSessionTask) -> Attempt? { attempts.withLock { $0[task.taskIdentifier] } }
-
-        func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-        ) {
-            completionHandler(nil)  // never follow: the 3xx itself becomes the result
-        }
-
-        func urlSession(
-            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-        ) {
-            completionHandler(.allow)  // the body is read and dropped, so that the connection can be reused
-        }
-
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
-
-        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            guard let attempt = attempts.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-            // A status that arrived counts, even when the body was then cut off or timed out.
-            if let response = task.response as? HTTPURLResponse {
-                attempt.finish(.status(response.statusCode))
-            } else if let error {
-                attempt.finish(.failed(Attempt.reason(for: error)))
-            } else {
-                attempt.finish(.failed("bad response"))
+    /// An idle connection to `origin` the server has not closed, if there is one; marks the origin used (opening its
+    /// place in the pool, and closing the least recently used origin's connections when there are too many).
+    private func checkOut(_ origin: Origin) -> WebhookConnection? {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (taken, stale) = pool.withLock { pool -> (WebhookConnection?, [WebhookConnection]) in
+            var stale: [WebhookConnection] = []
+            if pool[origin] == nil, pool.count >= Self.maximumSessions,
+               let oldest = pool.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
+                stale = pool.removeValue(forKey: oldest)?.connections ?? []
             }
+            pool[origin, default: Idle(lastUsed: now)].lastUsed = now
+            while let connection = pool[origin]?.connections.popLast() {
+                if !connection.isStale { return (connection, stale) }
+                stale.append(connection)
+            }
+            return (nil, stale)
         }
+        stale.forEach { $0.close() }
+        return taken
     }
 
-    /// One attempt: records the first result and wakes the waiting thread.
-    private final class Attempt: Sendable {
-        private let result = Mutex<WebhookSendOutcome?>(nil)
-        private let finished = DispatchSemaphore(value: 0)
-
-        /// Waits for the result until `deadline`; `nil` if none came.
-        func wait(until deadline: DispatchTime) -> WebhookSendOutcome? {
-            _ = finished.wait(timeout: deadline)
-            return result.withLock { $0 }
+    /// Keeps `connection` for the next attempt to `origin`, unless the origin left the pool meanwhile or has enough.
+    private func checkIn(_ connection: WebhookConnection, origin: Origin) {
+        let kept = pool.withLock { pool in
+            guard let count = pool[origin]?.connections.count, count < WebhookOutbox.parallelSends else { return false }
+            pool[origin]?.connections.append(connection)
+            return true
         }
-
-        /// Records `outcome` unless a result is already there, and wakes the waiter the first time.
-        func finish(_ outcome: WebhookSendOutcome) {
-            let first = result.withLock { current in
-                guard current == nil else { return false }
-                current = outcome
-                return true
-            }
-            if first { finished.signal() }
-        }
-
-        /// A short, generic reason for a transport error.
-        static func reason(for error: any Error) -> String {
-            guard let code = (error as? URLError)?.code else { return "network error" }
-            switch code {
-            case .timedOut: return "timeout"
-            case .cannotConnectToHost: return "connection refused"
-            case .cannotFindHost, .dnsLookupFailed: return "host not found"
-            case .networkConnectionLost: return "connection lost"
-            case .notConnectedToInternet: return "network unreachable"
-            case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
-                .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
-                .clientCertificateRequired:
-                return "TLS failure"
-            case .badServerResponse, .cannotParseResponse, .zeroByteResource: return "bad response"
-            case .cancelled: return "cancelled"
-            default: return "network error"
-            }
-        }
+        if !kept { connection.close() }
     }
 }
