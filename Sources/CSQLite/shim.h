@@ -20,4 +20,9 @@ static inline int csqlite_sync_wal(sqlite3 *db) {
     return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
 }
 
+/// Turns off SQLite's memory statistics (`SQLITE_CONFIG_MEMSTATUS`), which take a process-wide mutex on every
+/// allocation; `sqlite3_config` is variadic, which Swift cannot call. Only effective before SQLite initializes (the
+/// first connection): afterwards it returns `SQLITE_MISUSE` and changes nothing.
+static inline int csqlite_disable_memory_statistics(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
 #endif

@@ -189,15 +189,34 @@ int csesame_mhd_client_address(struct MHD_Connection *connection, char *buffer, 
         return 0;
     }
     const struct sockaddr *address = info->client_addr;
-    const void *raw;
     if (address->sa_family == AF_INET) {
-        raw = &((const struct sockaddr_in *)address)->sin_addr;
-    } else if (address->sa_family == AF_INET6) {
-        raw = &((const struct sockaddr_in6 *)address)->sin6_addr;
-    } else {
+        // Dotted quad by hand: glibc's inet_ntop formats IPv4 with sprintf, a cost on every request.
+        if (length < INET_ADDRSTRLEN) {
+            return 0;
+        }
+        const unsigned char *bytes = (const unsigned char *)&((const struct sockaddr_in *)address)->sin_addr;
+        char *out = buffer;
+        for (int i = 0; i < 4; i++) {
+            unsigned value = bytes[i];
+            if (value >= 100) {
+                *out++ = (char)('0' + value / 100);
+            }
+            if (value >= 10) {
+                *out++ = (char)('0' + value / 10 % 10);
+            }
+            *out++ = (char)('0' + value % 10);
+            if (i < 3) {
+                *out++ = '.';
+            }
+        }
+        *out = '\0';
+        return 1;
+    }
+    if (address->sa_family != AF_INET6) {
         return 0;
     }
-    if (inet_ntop(address->sa_family, raw, buffer, (socklen_t)length) == NULL) {
+    const void *raw = &((const struct sockaddr_in6 *)address)->sin6_addr;
+    if (inet_ntop(AF_INET6, raw, buffer, (socklen_t)length) == NULL) {
         buffer[0] = '\0';
         return 0;
     }

@@ -45,12 +45,20 @@ public enum Timestamps {
     /// Appends `value` in decimal, zero-padded to `minimumDigits` (timestamps' fields, the request log's numbers).
     public static func appendDecimal(_ value: Int, minimumDigits: Int = 1, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
-        let start = out.count
+        var count = 0
         var rest = value.magnitude
         repeat {
-            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            count += 1
             rest /= 10
-        } while rest > 0 || out.count - start < minimumDigits
-        out[start...].reverse()
+        } while rest > 0
+        // Zeros first (the padding), then the digits written in place from the last.
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(count, minimumDigits)))
+        var index = out.count - 1
+        rest = value.magnitude
+        while rest > 0 {
+            out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        }
     }
 }

@@ -36,7 +36,10 @@ import SesameCore
 
     @Test("decimals keep their minimum width and sign")
     func decimals() {
-        for (value, width, text) in [(0, 1, "0"), (7, 3, "007"), (1234, 2, "1234"), (-42, 1, "-42"), (Int.max, 1, String(Int.max))] {
+        for (value, width, text) in [
+            (0, 1, "0"), (7, 3, "007"), (1234, 2, "1234"), (-42, 1, "-42"), (-5, 3, "-005"), (Int.max, 1, String(Int.max)),
+            (Int.min, 1, String(Int.min)),
+        ] {
             var out: [UInt8] = []
             Timestamps.appendDecimal(value, minimumDigits: width, to: &out)
             #expect(String(decoding: out, as: UTF8.self) == text)

@@ -130,6 +130,19 @@ struct HTTPServerTests {
         #expect(object["header"] == "hello")
     }
 
+    @Test("writes each IPv4 client address in dotted decimal without leading zeros", arguments: [
+        "127.0.0.2", "127.10.200.5", "127.99.100.255", "127.1.9.10",
+    ])
+    func clientAddresses(_ source: String) throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.boundPort, source: source)
+        try client.send("GET /inspect/x HTTP/1.1\r\nHost: t\r\n\r\n")
+        let response = try client.readResponse()
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String])
+        #expect(object["remote"] == source)
+    }
+
     @Test("keep-alive: two requests on one connection, each with its own request id")
     func keepAlive() throws {
         let server = try startServer()

@@ -169,8 +169,13 @@ final class SQLiteConnection: SQLConnection {
     private var inTransaction = false
     private var aborted = false
 
+    /// SQLite's memory statistics off, before the process's first connection: nothing reads them, and they cost a
+    /// global mutex on every allocation of every connection.
+    private static let withoutMemoryStatistics: Void = { _ = csqlite_disable_memory_statistics() }()
+
     /// Opens a connection; `synchronous` is `FULL` unless told (the writer's is `NORMAL`, with ``WALSync`` after it).
     init(path: String, synchronous: String = "FULL") throws(StoreError) {
+        _ = Self.withoutMemoryStatistics
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
