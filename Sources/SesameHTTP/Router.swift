@@ -258,17 +258,13 @@ public struct Router: HTTPResponder {
     /// A bodyless request without `Content-Type` passes; otherwise the media type must be `application/json`.
     private static func hasAcceptableJSONBody(_ request: HTTPRequest) -> Bool {
         guard let contentType = request.headers["Content-Type"] else { return request.body.isEmpty }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingSpaces().lowercased() == "application/json"
-    }
-}
-
-extension Substring {
-    /// Drops leading and trailing spaces and tabs.
-    fileprivate func trimmingSpaces() -> Substring {
-        var result = self
-        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
-        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
-        return result
+        // The media type (before any parameter), without surrounding spaces and tabs, in ASCII case-insensitively.
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+        while let first = mediaType.first, isSpace(first) { mediaType = mediaType.dropFirst() }
+        while let last = mediaType.last, isSpace(last) { mediaType = mediaType.dropLast() }
+        return mediaType.elementsEqual("application/json".utf8) { byte, expected in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+        }
     }
 }

@@ -154,7 +154,9 @@ struct RouterTests {
 
     @Test("a body that is not application/json gives 415", arguments: [
         ("text/plain", "{}", 415), ("application/json; charset=utf-8", "{}", 200), ("Application/JSON", "{}", 200),
-        (nil, "{}", 415), (nil, "", 200), ("application/jsonx", "{}", 415),
+        (nil, "{}", 415), (nil, "", 200), ("application/jsonx", "{}", 415), (" \tapplication/json \t; x=1", "{}", 200),
+        ("application\u{0F}json", "{}", 415), ("APPLİCATİON/JSON", "{}", 415), ("application/json\u{0}", "{}", 415),
+        ("", "{}", 415), (";application/json", "{}", 415), ("application/ json", "{}", 415),
     ] as [(String?, String, Int)])
     func unsupportedMediaType(contentType: String?, body: String, status: Int) throws {
         var headers = HTTPHeaders()

@@ -112,7 +112,10 @@ final class WebhookConnection: @unchecked Sendable {
     func exchange(_ request: [UInt8], deadline: ContinuousClock.Instant) throws(Failure) -> Response {
         var sent = 0
         while sent < request.count {
-            sent += try request[sent...].withUnsafeBytes { bytes in Result { () throws(Failure) in try send(bytes, deadline) } }.get()
+            let written = request[sent...].withUnsafeBytes { bytes in
+                Result { () throws(Failure) in try send(bytes, deadline) }
+            }
+            sent += try written.get()
         }
         var head = try readHead(deadline)
         while (100...199).contains(head.status) {
@@ -325,7 +328,8 @@ final class WebhookConnection: @unchecked Sendable {
             withUnsafeBytes(of: sin) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
             (family, length) = (AF_INET, MemoryLayout<sockaddr_in>.size)
         }
-        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let socket = Glibc.socket(family, type, 0)
         guard socket >= 0 else { throw .unreachable }
         var one: Int32 = 1
         _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

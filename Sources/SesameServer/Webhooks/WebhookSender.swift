@@ -82,7 +82,9 @@ public final class WebhookSender: Sendable {
         let deadline = ContinuousClock.now + .seconds(timeout.isNaN ? 0 : min(max(timeout, 0), 3600))
         let endpoint: EndpointAddressPolicy.Endpoint
         do {
-            endpoint = try EndpointAddressPolicy.endpoint(url: url.absoluteString, allowPrivate: allowPrivate, allowHTTP: allowHTTP)
+            endpoint = try EndpointAddressPolicy.endpoint(
+                url: url.absoluteString, allowPrivate: allowPrivate, allowHTTP: allowHTTP
+            )
         } catch {
             return .failed("address not allowed")
         }
@@ -117,7 +119,9 @@ public final class WebhookSender: Sendable {
     }
 
     /// The whole request, or `nil` when a caller's header could break it.
-    private static func request(to endpoint: EndpointAddressPolicy.Endpoint, body: [UInt8], headers: [String: String]) -> [UInt8]? {
+    private static func request(
+        to endpoint: EndpointAddressPolicy.Endpoint, body: [UInt8], headers: [String: String]
+    ) -> [UInt8]? {
         let fixed = ["host", "content-type", "user-agent", "content-length", "transfer-encoding", "connection"]
         var head = "POST \(endpoint.target) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nContent-Type: application/json\r\n"
             + "User-Agent: \(userAgent)\r\nContent-Length: \(body.count)\r\n"
@@ -134,7 +138,8 @@ public final class WebhookSender: Sendable {
     /// RFC 9110 `tchar`.
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
             true
         default:
             Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
