@@ -71,8 +71,12 @@ public final class TLSClientSession {
 
     deinit { SSL_free(pointer) }
 
-    /// Advances the handshake, which verifies the server's certificate.
-    public func handshake() -> Step { step { SSL_do_handshake(pointer) } }
+    /// Advances the handshake, which verifies the server's certificate; a server that ends the session before the
+    /// handshake completes fails it.
+    public func handshake() -> Step {
+        let result = step { SSL_do_handshake(pointer) }
+        return result == .closed ? .failed : result
+    }
 
     /// Reads decrypted bytes into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> Step {

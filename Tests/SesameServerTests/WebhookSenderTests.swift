@@ -276,6 +276,22 @@ import Testing
         #expect(trustingFirst.send(url: url, body: body, headers: try signedHeaders(body, secrets: [secret])) == .status(200))
     }
 
+    @Test("https to a server that closes the connection during the handshake is a TLS failure")
+    func httpsClosedDuringHandshake() throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let descriptor = listener.descriptor
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                Glibc.close(connection)
+            }
+        }
+        let url = URL(string: "https://127.0.0.1:\(listener.port)/webhook")!
+        #expect(sender.send(url: url, body: Array("{}".utf8), headers: [:], timeout: 5) == .failed("TLS failure"))
+    }
+
     @Test("a header name or value that could break the request is refused before connecting")
     func badHeaders() throws {
         let server = try CountingHTTPServer(responseBody: 2)

@@ -236,13 +236,13 @@ public enum EndpointAddressPolicy {
         }
     }
 
-    /// Checks a webhook endpoint URL as ``check(url:allowPrivate:allowHTTP:)-(String,_,_)`` does and returns it in
+    /// Checks a webhook endpoint URL as `check(url:allowPrivate:allowHTTP:)` does and returns it in
     /// parts, with the addresses its host resolves to.
     /// - Parameters:
     ///   - url: The endpoint URL as the operator gave it.
     ///   - allowPrivate: Accept non-public addresses (development and tests only).
     ///   - allowHTTP: Accept `http://` (development and tests only).
-    /// - Throws: `SesameError(.invalidArgument)` as for ``check(url:allowPrivate:allowHTTP:)-(String,_,_)``.
+    /// - Throws: `SesameError(.invalidArgument)` as for `check(url:allowPrivate:allowHTTP:)`.
     public static func endpoint(url: String, allowPrivate: Bool, allowHTTP: Bool) throws(SesameError) -> Endpoint {
         func refuse(_ detail: String) -> SesameError { SesameError(.invalidArgument, detail) }
         guard url.count <= maximumURLLength else {

@@ -208,7 +208,7 @@ final class WebhookConnection: @unchecked Sendable {
         }
         // Another transfer coding than chunked (or none, and no length): the body ends when the server closes.
         guard head.chunked == nil, let length = head.contentLength else {
-            while try receive(deadline) {}
+            while try receive(deadline) { buffer.removeAll(keepingCapacity: true) }
             return false
         }
         try skip(length, deadline)
@@ -258,9 +258,14 @@ final class WebhookConnection: @unchecked Sendable {
                 }
             }
         }
-        let count = (try? read.get()) ?? 0
-        buffer.removeSubrange((start + count)...)
-        return try read.get() > 0
+        switch read {
+        case .success(let count):
+            buffer.removeSubrange((start + count)...)
+            return count > 0
+        case .failure(let failure):
+            buffer.removeSubrange(start...)
+            throw failure
+        }
     }
 
     /// Writes a prefix of `bytes`; returns how much.
