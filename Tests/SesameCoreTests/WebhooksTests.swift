@@ -244,6 +244,11 @@ import Testing
                                  allowPrivate: false, allowHTTP: false) == ["2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
         #expect(try Policy.check(url: URL(string: "https://[::ffff:93.184.215.14]/")!, allowPrivate: false,
                                  allowHTTP: false) == ["::ffff:93.184.215.14"])
+        // Every character RFC 3986 allows after the authority; the webhook worker's `URL(string:)` takes it too.
+        let everyCharacter = "https://93.184.215.14/AZaz09-._~!$&'()*+,;=:@/%2F%a0%Ff?q=/?:@#frag/?:@"
+        #expect(try Policy.endpoint(url: everyCharacter, allowPrivate: false, allowHTTP: false).target
+                == "/AZaz09-._~!$&'()*+,;=:@/%2F%a0%Ff?q=/?:@")
+        #expect(URL(string: everyCharacter) != nil)
     }
 
     @Test("returns the checked URL in the parts a client connects with: host, port, request target, Host header")
@@ -286,6 +291,12 @@ import Testing
             "https://[::1%25eth0]/", "https://[93.184.215.14]/", "https://[::1/", "https://[2606:2800::1]x/",
             "https://%39%33.184.215.14/", "https://93.184.215.14/\u{7f}", "https://exämple.com/",
             "https://93.184.215.14/a b", "https://93.184.215.14/\n",
+            // Not RFC 3986 characters after the authority, bad percent-encodings, a second fragment mark.
+            "https://93.184.215.14/<x>", "https://93.184.215.14/\"", "https://93.184.215.14/{a}",
+            "https://93.184.215.14/a|b", "https://93.184.215.14/a^b", "https://93.184.215.14/a`b",
+            "https://93.184.215.14/[a]", "https://93.184.215.14?q=]", "https://93.184.215.14/%zz",
+            "https://93.184.215.14/%2", "https://93.184.215.14/a%", "https://93.184.215.14/%g0",
+            "https://93.184.215.14/#a#b",
         ]
         for url in bad {
             #expect(throws: SesameError.code(.invalidArgument), "\(url)") {

@@ -390,6 +390,16 @@ import Testing
         #expect(server.connections == 3)
     }
 
+    @Test("delivers to an IPv6 address literal, and reuses the connection")
+    func ipv6Literal() throws {
+        let server = try CountingHTTPServer(ipv6: true)
+        defer { server.close() }
+        let url = URL(string: "http://[::1]:\(server.port)/webhook")!
+        for _ in 0..<2 { #expect(sender.send(url: url, body: Array("{}".utf8), headers: [:], timeout: 5) == .status(200)) }
+        #expect(server.requests == 2)
+        #expect(server.connections == 1)
+    }
+
     @Test("reports a refused connection")
     func connectionRefused() throws {
         let listener = try SilentListener()
@@ -401,7 +411,7 @@ import Testing
     }
 }
 
-/// A minimal keep-alive HTTP/1.1 server on 127.0.0.1 that answers every request 200 with a body of `responseBody`
+/// A minimal keep-alive HTTP/1.1 server on 127.0.0.1 (or ::1) that answers every request 200 with a body of `responseBody`
 /// bytes (or only its first `stallAfter` bytes, then nothing) and counts the connections it accepted and the requests
 /// it answered.
 private final class CountingHTTPServer: @unchecked Sendable {
@@ -419,8 +429,11 @@ private final class CountingHTTPServer: @unchecked Sendable {
     /// Whether the server closes the connection after each response, without saying so.
     private let closeAfterEach: Bool
 
-    init(responseBody: Int = 0, stallAfter: Int? = nil, rawResponse: [UInt8]? = nil, closeAfterEach: Bool = false) throws {
-        listener = try SilentListener()
+    init(
+        responseBody: Int = 0, stallAfter: Int? = nil, rawResponse: [UInt8]? = nil, closeAfterEach: Bool = false,
+        ipv6: Bool = false
+    ) throws {
+        listener = try SilentListener(ipv6: ipv6)
         port = listener.port
         self.responseBody = responseBody
         self.stallAfter = stallAfter
@@ -502,15 +515,26 @@ private final class SilentListener {
     let descriptor: Int32
     let port: UInt16
 
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// Listens on 127.0.0.1, or on ::1 when `ipv6`, at a port the system picks.
+    init(ipv6: Bool = false) throws {
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure() }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        var storage = sockaddr_storage()
+        var length: socklen_t
+        if ipv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_addr = in6addr_loopback
+            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        }
+        let bound = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
                 bind(fd, generic, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, generic, &length) == 0
             }
@@ -520,7 +544,8 @@ private final class SilentListener {
             throw Failure()
         }
         descriptor = fd
-        port = UInt16(bigEndian: address.sin_port)
+        // The port sits at the same offset in both families' socket addresses.
+        port = withUnsafeBytes(of: storage) { UInt16($0[2]) << 8 | UInt16($0[3]) }
     }
 
     func close() {

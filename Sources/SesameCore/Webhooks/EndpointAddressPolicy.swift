@@ -12,6 +12,7 @@ import Darwin
 /// - its scheme is `https` (or `http` when allowed), followed by `//` and an authority without user information;
 /// - its host is a DNS name (letters, digits, `-`, `.`), an IPv4 literal or a bracketed IPv6 literal, and not
 ///   `localhost` or a name under `.localhost`; its port, if present, is 1...65535;
+/// - its path, query and fragment use RFC 3986 characters only, with well-formed percent-encodings;
 /// - every address the host resolves to is public (`isPublic(_: IPAddress)`), unless private addresses
 ///   are allowed (development and tests).
 ///
@@ -296,11 +297,10 @@ public enum EndpointAddressPolicy {
                 let number = Int(port), (1...65535).contains(number)
             else { throw refuse("the webhook URL port is invalid") }
         }
-        // Cross-check with Foundation's parser, which is what the HTTP client will use.
-        guard let components = URLComponents(string: url), components.user == nil, components.password == nil,
-            let parsedHost = components.host,
-            parsedHost.lowercased() == String(host).lowercased() || parsedHost.lowercased() == "[\(host.lowercased())]"
-        else { throw refuse("the webhook URL is malformed") }
+        let afterAuthority = rest[authority.endIndex...]
+        guard isWellFormedPathQueryAndFragment(afterAuthority.utf8) else {
+            throw refuse("the webhook URL is malformed")
+        }
 
         let hostName = String(host).lowercased()
         let bareName = hostName.hasSuffix(".") ? String(hostName.dropLast()) : hostName
@@ -311,12 +311,41 @@ public enum EndpointAddressPolicy {
         if !allowPrivate, addresses.contains(where: { !isPublic($0) }) {
             throw refuse("the webhook host \(hostName) resolves to a private or reserved address")
         }
-        let afterAuthority = rest[authority.endIndex...]
         let target = afterAuthority[..<(afterAuthority.firstIndex(of: "#") ?? afterAuthority.endIndex)]
         return Endpoint(
             isSecure: scheme == "https", host: hostName, port: port.flatMap { UInt16($0) } ?? (scheme == "https" ? 443 : 80),
             target: target.hasPrefix("/") ? String(target) : "/" + target, addresses: addresses.map(\.description)
         )
+    }
+
+    /// Whether what follows a URL's authority is a path, query and fragment made of RFC 3986 characters only
+    /// (§3.3-3.5: unreserved, sub-delimiters, `:`, `@`, `/`, `?` and percent-encodings of two hex digits), with at
+    /// most one `#`. Anything else (`<`, `"`, `{`, `%zz`, a second `#`) is refused rather than sent as given.
+    private static func isWellFormedPathQueryAndFragment(_ bytes: Substring.UTF8View) -> Bool {
+        var pendingHexDigits = 0
+        var seenFragment = false
+        for byte in bytes {
+            if pendingHexDigits > 0 {
+                let isHexDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+                guard isHexDigit else { return false }
+                pendingHexDigits -= 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                continue
+            case UInt8(ascii: "%"):
+                pendingHexDigits = 2
+            case UInt8(ascii: "#"):
+                guard !seenFragment else { return false }
+                seenFragment = true
+            default:
+                guard "-._~!$&'()*+,;=:@/?".utf8.contains(byte) else { return false }
+            }
+        }
+        return pendingHexDigits == 0
     }
 
     /// Checks a webhook endpoint URL given as a `URL`; see the `String` form for the rules.

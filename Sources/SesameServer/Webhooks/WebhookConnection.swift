@@ -315,32 +315,21 @@ final class WebhookConnection: @unchecked Sendable {
     private static func connect(to address: String, port: UInt16, deadline: ContinuousClock.Instant) throws(Failure)
         -> Int32
     {
-        var storage = sockaddr_storage()
-        let length: Int
-        let family: Int32
-        if address.contains(":") {
-            var sin6 = sockaddr_in6()
-            sin6.sin6_family = sa_family_t(AF_INET6)
-            sin6.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, address, &sin6.sin6_addr) == 1 else { throw .unreachable }
-            withUnsafeBytes(of: sin6) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            (family, length) = (AF_INET6, MemoryLayout<sockaddr_in6>.size)
-        } else {
-            var sin = sockaddr_in()
-            sin.sin_family = sa_family_t(AF_INET)
-            sin.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, address, &sin.sin_addr) == 1 else { throw .unreachable }
-            withUnsafeBytes(of: sin) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            (family, length) = (AF_INET, MemoryLayout<sockaddr_in>.size)
+        // A numeric host and service: getaddrinfo parses the literal (either family) and makes no lookup.
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(address, String(port), &hints, &found) == 0, let entry = found?.pointee else {
+            throw .unreachable
         }
+        defer { freeaddrinfo(found) }
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let socket = Glibc.socket(family, type, 0)
+        let socket = Glibc.socket(entry.ai_family, type, 0)
         guard socket >= 0 else { throw .unreachable }
         var one: Int32 = 1
         _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        let started = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(length)) }
-        }
+        let started = Glibc.connect(socket, entry.ai_addr, entry.ai_addrlen)
         do throws(Failure) {
             if started != 0 {
                 guard errno == EINPROGRESS else { throw failure(errno) }
