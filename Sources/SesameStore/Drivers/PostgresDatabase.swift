@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Every statement is prepared once per connection and run with bound parameters (text format; byte strings in binary
 /// format as `bytea`), never by splicing values into SQL. Connections run with `synchronous_commit = on`, or `off` with
-/// ``Durability/process``, whatever the server's default. Transactions run at read committed; code that needs a
+/// ``Durability/process``, whatever the server's default. A transaction's BEGIN goes out with its first statement, in
+/// one round trip (libpq's pipeline mode). Transactions run at read committed; code that needs a
 /// check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization failures and
 /// deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next use; a
 /// caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
@@ -94,8 +95,10 @@ final class PostgresConnection: DriverConnection {
         PQfinish(handle)
     }
 
-    /// Whether the connection may return to the pool: still connected and not inside a transaction.
-    var isReusable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+    /// Whether the connection may return to the pool: still connected, not inside a transaction or a pipeline.
+    var isReusable: Bool {
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && PQpipelineStatus(handle) == PQ_PIPELINE_OFF
+    }
 
     private var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
 
@@ -108,15 +111,20 @@ final class PostgresConnection: DriverConnection {
         try run(sql, parameters).changes
     }
 
+    /// Whether a transaction has begun on this side and the server has not acknowledged its BEGIN yet, which goes out
+    /// with the first statement.
+    private var beginPending = false
+
+    /// Runs `body` in a transaction whose BEGIN goes out with the body's first statement (one round trip for both, in
+    /// libpq's pipeline mode), and commits if the body ran any.
     func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        do throws(StoreError) {
-            try run("BEGIN", [])
-        } catch {
-            // Nothing ran yet, so a connection that broke while idle in the pool can be replaced and retried.
-            throw StoreError(error.code, error.detail, transient: error.isTransient || isBroken)
-        }
+        beginPending = true
         do throws(StoreError) {
             let result = try body(self)
+            guard !beginPending else {
+                beginPending = false
+                return result
+            }
             if PQtransactionStatus(handle) == PQTRANS_INERROR {
                 throw StoreError(.internalFailure, "a statement in the transaction failed and its error was ignored")
             }
@@ -126,11 +134,14 @@ final class PostgresConnection: DriverConnection {
             }
             return result
         } catch {
+            let neverBegun = beginPending
+            beginPending = false
             let status = PQtransactionStatus(handle)
             if status == PQTRANS_INTRANS || status == PQTRANS_INERROR {
                 if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
             }
-            throw error
+            // Nothing ran yet, so a connection that broke while idle in the pool can be replaced and the body rerun.
+            throw StoreError(error.code, error.detail, transient: error.isTransient || (neverBegun && isBroken))
         }
     }
 
@@ -169,8 +180,12 @@ final class PostgresConnection: DriverConnection {
             }
         }
         let name = try prepared(sql, types: types)
-        let result: OpaquePointer? = buffers.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, lengths, formats, 0)
+        let values = buffers.map { UnsafePointer($0) }
+        let result: OpaquePointer?
+        if beginPending {
+            result = try beginAndExecute(name, values, lengths, formats)
+        } else {
+            result = PQexecPrepared(handle, name, Int32(values.count), values, lengths, formats, 0)
         }
         guard let result else {
             throw StoreError(
@@ -209,6 +224,44 @@ final class PostgresConnection: DriverConnection {
             rows.append(SQLRow(columns: columns, values: values))
         }
         return (rows, changes, tag)
+    }
+
+    /// Sends BEGIN and the prepared statement `name` together (pipeline mode, one sync) and returns the statement's
+    /// result (`nil` when the connection failed); throws what BEGIN failed with.
+    private func beginAndExecute(_ name: String, _ values: [UnsafePointer<CChar>?], _ lengths: [Int32], _ formats: [Int32])
+        throws(StoreError) -> OpaquePointer?
+    {
+        guard PQenterPipelineMode(handle) == 1,
+            PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1,
+            PQsendQueryPrepared(handle, name, Int32(values.count), values, lengths, formats, 0) == 1,
+            PQpipelineSync(handle) == 1
+        else {
+            let failure = StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
+            _ = PQexitPipelineMode(handle)
+            throw failure
+        }
+        /// One statement's result, and the NULL that ends it.
+        func next() -> OpaquePointer? {
+            let result = PQgetResult(handle)
+            if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
+            return result
+        }
+        let begun = next()
+        let result = next()
+        if let sync = PQgetResult(handle) { PQclear(sync) }
+        // Left in pipeline mode (results unread), the connection does not go back to the pool (isReusable).
+        _ = PQexitPipelineMode(handle)
+        guard let begun else {
+            if let result { PQclear(result) }
+            throw StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
+        }
+        defer { PQclear(begun) }
+        guard PQresultStatus(begun) == PGRES_COMMAND_OK else {
+            if let result { PQclear(result) }
+            throw error(from: begun)
+        }
+        beginPending = false
+        return result
     }
 
     /// Prepared statements by SQL text and parameter types (a null's type is inferred, an integer's is not, so the

@@ -1,0 +1,83 @@
+import Foundation
+import SesameTestSupport
+import Testing
+@testable import SesameStore
+
+/// PostgreSQL transactions send their BEGIN with the first statement (one round trip for both): the first statement
+/// is inside the transaction, a failure of it rolls back and leaves the connection usable, and a connection that broke
+/// while idle in the pool is replaced before the transaction runs.
+@Suite struct PostgresTransactionTests {
+    /// A fresh database with a table of numbered rows, reached through one pooled connection.
+    static func database() throws -> PostgresDatabase {
+        let database = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), poolSize: 1)
+        try database.execute("CREATE TABLE rows (id BIGINT PRIMARY KEY, note TEXT NOT NULL)", [])
+        return database
+    }
+
+    static func storedIDs(_ database: PostgresDatabase) throws -> [Int64] {
+        try database.query("SELECT id FROM rows ORDER BY id", []).map { try $0.integer("id") }
+    }
+
+    @Test("the first statement runs inside the transaction: a later throw rolls it back with the rest")
+    func firstStatementInside() throws {
+        let database = try Self.database()
+        #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (1, 'first')", [])
+                try connection.execute("INSERT INTO rows (id, note) VALUES (2, 'second')", [])
+                throw StoreError(.conflict, "the body gives up")
+            }
+        }
+        #expect(try Self.storedIDs(database) == [])
+        let committed = try database.transaction { connection throws(StoreError) in
+            try connection.execute("INSERT INTO rows (id, note) VALUES ($1, 'first')", [.integer(3)])
+        }
+        #expect(committed == 1)
+        #expect(try Self.storedIDs(database) == [3])
+    }
+
+    @Test("a failing first statement reports its own error, writes nothing, and the connection serves the next transaction")
+    func failingFirstStatement() throws {
+        let database = try Self.database()
+        try database.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
+        let error = #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (1, 'duplicate')", [])
+                try connection.execute("INSERT INTO rows (id, note) VALUES (2, 'after the failure')", [])
+            }
+        }
+        #expect(error?.code == .conflict)
+        #expect(try Self.storedIDs(database) == [1])
+        let note = try database.transaction { connection throws(StoreError) in
+            try connection.query("SELECT note FROM rows WHERE id = $1", [.integer(1)]).first?.text("note")
+        }
+        #expect(note == "one")
+    }
+
+    @Test("a transaction that runs no statement returns its value, and the connection stays usable")
+    func emptyTransaction() throws {
+        let database = try Self.database()
+        #expect(try database.transaction { _ throws(StoreError) in 7 } == 7)
+        _ = try database.transaction { connection throws(StoreError) in
+            try connection.execute("INSERT INTO rows (id, note) VALUES (4, 'four')", [])
+        }
+        #expect(try Self.storedIDs(database) == [4])
+    }
+
+    @Test("a connection that broke while idle in the pool is replaced, and the transaction runs once on a fresh one")
+    func brokenIdleConnection() throws {
+        let database = try Self.database()
+        let pid = try #require(try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid"))
+        let other = try PostgresDatabase(url: try PostgresCluster.shared.createDatabase(), poolSize: 1)
+        #expect(try other.query("SELECT pg_terminate_backend($1::int) AS done", [.integer(pid)]).first?.integer("done") == 1)
+        // The server ends the backend asynchronously; wait until it is gone.
+        for _ in 0..<100 where try other.query("SELECT 1 AS n FROM pg_stat_activity WHERE pid = $1::int", [.integer(pid)]).count > 0 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        _ = try database.transaction { connection throws(StoreError) in
+            try connection.execute("INSERT INTO rows (id, note) VALUES (5, 'five')", [])
+        }
+        #expect(try Self.storedIDs(database) == [5])
+        #expect(try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid") != pid)
+    }
+}
