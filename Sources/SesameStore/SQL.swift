@@ -168,6 +168,10 @@ public protocol SQLConnection {
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
     /// Runs one statement and returns the number of rows it changed.
     @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int
+    /// Runs a write whose changed-row count nobody needs. Inside a PostgreSQL transaction it goes out with the next
+    /// statement or the commit, in one round trip, and its failure fails that call (and the transaction); elsewhere
+    /// it runs now, as ``execute(_:_:)``.
+    func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
 }
 
 /// A database: a pool of connections that runs single statements and transactions.
@@ -184,6 +188,9 @@ public protocol SQLDatabase: Sendable {
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
     /// Runs one statement outside an explicit transaction (autocommit) and returns the number of rows it changed.
     @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> Int
+    /// Runs a write whose changed-row count nobody needs: in a transaction as ``SQLConnection/enqueue(_:_:)``, else
+    /// now.
+    func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
     /// Runs one bookkeeping statement (autocommit) and returns its rows: a counter, a last-use time or a new challenge,
     /// whose commit survives a crash of Sesame but does not wait for stable storage (``Durability/process``), so a power
     /// loss may lose its last moments. Nothing a client is told rests on it beyond a ceremony in flight (which then
@@ -195,6 +202,8 @@ public protocol SQLDatabase: Sendable {
 }
 
 extension SQLConnection {
+    /// Runs the write now, as `execute`.
+    public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) { try execute(sql, parameters) }
     /// Runs a statement without parameters.
     @discardableResult func execute(_ sql: String) throws(StoreError) -> Int { try execute(sql, []) }
     /// The first row of a query, if any.
@@ -204,6 +213,8 @@ extension SQLConnection {
 }
 
 extension SQLDatabase {
+    /// Runs the write now, as `execute`.
+    public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) { try execute(sql, parameters) }
     /// The first row of a query, if any.
     func queryFirst(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> SQLRow? {
         try query(sql, parameters).first

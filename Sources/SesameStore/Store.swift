@@ -153,6 +153,11 @@ private final class TransactionScope: SQLDatabase, @unchecked Sendable {
         return try connection.execute(sql, parameters)
     }
 
+    func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {
+        check()
+        try connection.enqueue(sql, parameters)
+    }
+
     func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
         try query(sql, parameters)
     }

@@ -3,9 +3,9 @@ import SesameTestSupport
 import Testing
 @testable import SesameStore
 
-/// PostgreSQL transactions send their BEGIN with the first statement (one round trip for both): the first statement
-/// is inside the transaction, a failure of it rolls back and leaves the connection usable, and a connection that broke
-/// while idle in the pool is replaced before the transaction runs.
+/// PostgreSQL transactions send their BEGIN with the first statement (one round trip for both), and enqueued writes
+/// with the next statement or the commit: each is inside the transaction, a failure of any rolls it back and leaves the
+/// connection usable, and a connection that broke while idle in the pool is replaced before the transaction runs.
 @Suite struct PostgresTransactionTests {
     /// A fresh database with a table of numbered rows, reached through one pooled connection.
     static func database() throws -> PostgresDatabase {
@@ -79,5 +79,62 @@ import Testing
         }
         #expect(try Self.storedIDs(database) == [5])
         #expect(try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid") != pid)
+    }
+
+    @Test("an enqueued write runs before the next statement, which sees it, and commits with the rest")
+    func enqueuedBeforeNext() throws {
+        let database = try Self.database()
+        let seen = try database.transaction { connection throws(StoreError) -> Int64 in
+            try connection.enqueue("INSERT INTO rows (id, note) VALUES ($1, 'queued')", [.integer(10)])
+            return try connection.query("SELECT count(*) AS n FROM rows", []).first?.integer("n") ?? -1
+        }
+        #expect(seen == 1)
+        _ = try database.transaction { connection throws(StoreError) in
+            try connection.enqueue("INSERT INTO rows (id, note) VALUES ($1, 'queued')", [.integer(11)])
+            try connection.enqueue("INSERT INTO rows (id, note) VALUES ($1, 'not prepared yet')", [.integer(12)])
+        }
+        #expect(try Self.storedIDs(database) == [10, 11, 12])
+    }
+
+    @Test("an enqueued write that fails fails the next statement, or the commit, and the whole transaction rolls back")
+    func enqueuedFailure() throws {
+        let database = try Self.database()
+        try database.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
+        let pid = try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid")
+        let atCommit = #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (2, 'two')", [])
+                try connection.enqueue("INSERT INTO rows (id, note) VALUES (1, 'duplicate')", [])
+            }
+        }
+        #expect(atCommit?.code == .conflict)
+        let atNext = #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.enqueue("INSERT INTO rows (id, note) VALUES (1, 'duplicate')", [])
+                try connection.enqueue("INSERT INTO rows (id, note) VALUES (3, 'three')", [])
+                _ = try connection.query("SELECT id FROM rows", [])
+            }
+        }
+        #expect(atNext?.code == .conflict)
+        #expect(try Self.storedIDs(database) == [1])
+        // The connection came back to the pool, out of the transaction and the pipeline.
+        #expect(try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid") == pid)
+    }
+
+    @Test("a body that enqueues a write and then throws rolls it back, and the connection serves the next transaction")
+    func enqueuedThenThrow() throws {
+        let database = try Self.database()
+        let pid = try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid")
+        #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.enqueue("INSERT INTO rows (id, note) VALUES (20, 'queued')", [])
+                throw StoreError(.conflict, "the body gives up")
+            }
+        }
+        #expect(try Self.storedIDs(database) == [])
+        #expect(try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid") == pid)
+        // Outside a transaction, an enqueued write runs at once.
+        try database.enqueue("INSERT INTO rows (id, note) VALUES (21, 'now')", [])
+        #expect(try Self.storedIDs(database) == [21])
     }
 }

@@ -111,21 +111,35 @@ final class PostgresConnection: DriverConnection {
         try run(sql, parameters).changes
     }
 
-    /// Whether a transaction has begun on this side and the server has not acknowledged its BEGIN yet, which goes out
-    /// with the first statement.
-    private var beginPending = false
+    /// Inside a transaction, sends the statement without waiting: it goes out with the transaction's next statement or
+    /// its commit, whose call then fails if it failed. Outside one, runs it now.
+    func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {
+        guard inTransaction else {
+            try run(sql, parameters)
+            return
+        }
+        try withBound(sql, parameters) { statement throws(StoreError) in try send(statement) }
+    }
 
-    /// Runs `body` in a transaction whose BEGIN goes out with the body's first statement (one round trip for both, in
-    /// libpq's pipeline mode), and commits if the body ran any.
+    /// Whether `runTransaction` is running its body.
+    private var inTransaction = false
+    /// Whether the transaction's BEGIN is still to be sent: it goes out with the first statement.
+    private var beginPending = false
+    /// Whether the server acknowledged the transaction's BEGIN.
+    private var begun = false
+    /// Statements sent in pipeline mode whose results are not read yet.
+    private var unread = 0
+
+    /// Runs `body` in a transaction whose BEGIN goes out with the body's first statement, and whose enqueued
+    /// statements go out with the next one or the COMMIT (one round trip for all, in libpq's pipeline mode); commits
+    /// if the body ran any statement.
     func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        beginPending = true
+        (inTransaction, beginPending, begun, unread) = (true, true, false, 0)
+        defer { (inTransaction, beginPending) = (false, false) }
         do throws(StoreError) {
             let result = try body(self)
-            guard !beginPending else {
-                beginPending = false
-                return result
-            }
-            if PQtransactionStatus(handle) == PQTRANS_INERROR {
+            guard !beginPending else { return result }
+            if unread == 0, PQtransactionStatus(handle) == PQTRANS_INERROR {
                 throw StoreError(.internalFailure, "a statement in the transaction failed and its error was ignored")
             }
             let tag = try run("COMMIT", []).tag
@@ -134,65 +148,26 @@ final class PostgresConnection: DriverConnection {
             }
             return result
         } catch {
-            let neverBegun = beginPending
-            beginPending = false
+            if unread > 0, let last = try? syncPipeline() { PQclear(last) }
+            if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { _ = PQexitPipelineMode(handle) }
             let status = PQtransactionStatus(handle)
             if status == PQTRANS_INTRANS || status == PQTRANS_INERROR {
                 if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
             }
             // Nothing ran yet, so a connection that broke while idle in the pool can be replaced and the body rerun.
-            throw StoreError(error.code, error.detail, transient: error.isTransient || (neverBegun && isBroken))
+            throw StoreError(error.code, error.detail, transient: error.isTransient || (!begun && isBroken))
         }
     }
 
-    /// Runs one statement with bound parameters.
+    /// Runs one statement with bound parameters, after the statements a transaction has sent without waiting.
     @discardableResult
     func run(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> (rows: [SQLRow], changes: Int, tag: String) {
-        var types: [Oid] = []
-        var formats: [Int32] = []
-        var lengths: [Int32] = []
-        var buffers: [UnsafeMutablePointer<CChar>?] = []
-        defer { buffers.forEach { $0?.deallocate() } }
-        for (offset, parameter) in parameters.enumerated() {
-            switch parameter {
-            case .null:
-                types.append(0)
-                formats.append(0)
-                lengths.append(0)
-                buffers.append(nil)
-            case .integer(let number):
-                types.append(20)  // int8
-                formats.append(0)
-                lengths.append(0)
-                buffers.append(Self.copy(Array(String(number).utf8), terminated: true))
-            case .text(let text):
-                try checkStorableText(text, index: offset + 1)
-                types.append(0)  // inferred by the server from the statement
-                formats.append(0)
-                lengths.append(0)
-                buffers.append(Self.copy(Array(text.utf8), terminated: true))
-            case .blob(let bytes):
-                guard bytes.count <= Int32.max else { throw StoreError(.invalidData, "blob parameter too large") }
-                types.append(17)  // bytea
-                formats.append(1)
-                lengths.append(Int32(bytes.count))
-                buffers.append(Self.copy(bytes, terminated: false))  // never nil: nil would mean NULL
-            }
+        let result = try withBound(sql, parameters) { statement throws(StoreError) -> OpaquePointer? in
+            guard inTransaction, beginPending || unread > 0 else { return statement.execute(on: handle) }
+            try send(statement)
+            return try syncPipeline()
         }
-        let name = try prepared(sql, types: types)
-        let values = buffers.map { UnsafePointer($0) }
-        let result: OpaquePointer?
-        if beginPending {
-            result = try beginAndExecute(name, values, lengths, formats)
-        } else {
-            result = PQexecPrepared(handle, name, Int32(values.count), values, lengths, formats, 0)
-        }
-        guard let result else {
-            throw StoreError(
-                isBroken ? .unavailable : .internalFailure,
-                "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))"
-            )
-        }
+        guard let result else { throw callFailure() }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
@@ -226,42 +201,103 @@ final class PostgresConnection: DriverConnection {
         return (rows, changes, tag)
     }
 
-    /// Sends BEGIN and the prepared statement `name` together (pipeline mode, one sync) and returns the statement's
-    /// result (`nil` when the connection failed); throws what BEGIN failed with.
-    private func beginAndExecute(_ name: String, _ values: [UnsafePointer<CChar>?], _ lengths: [Int32], _ formats: [Int32])
-        throws(StoreError) -> OpaquePointer?
-    {
-        guard PQenterPipelineMode(handle) == 1,
-            PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1,
-            PQsendQueryPrepared(handle, name, Int32(values.count), values, lengths, formats, 0) == 1,
-            PQpipelineSync(handle) == 1
-        else {
-            let failure = StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
-            _ = PQexitPipelineMode(handle)
-            throw failure
+    /// Calls `body` with `sql` bound to `parameters`, prepared on this connection unless a pipeline is open (a
+    /// statement not prepared yet is then sent with its text).
+    private func withBound<R>(_ sql: String, _ parameters: [SQLValue], _ body: (BoundStatement) throws(StoreError) -> R) throws(StoreError) -> R {
+        var types: [Oid] = []
+        var formats: [Int32] = []
+        var lengths: [Int32] = []
+        var buffers: [UnsafeMutablePointer<CChar>?] = []
+        defer { buffers.forEach { $0?.deallocate() } }
+        for (offset, parameter) in parameters.enumerated() {
+            switch parameter {
+            case .null:
+                types.append(0)
+                formats.append(0)
+                lengths.append(0)
+                buffers.append(nil)
+            case .integer(let number):
+                types.append(20)  // int8
+                formats.append(0)
+                lengths.append(0)
+                buffers.append(Self.copy(Array(String(number).utf8), terminated: true))
+            case .text(let text):
+                try checkStorableText(text, index: offset + 1)
+                types.append(0)  // inferred by the server from the statement
+                formats.append(0)
+                lengths.append(0)
+                buffers.append(Self.copy(Array(text.utf8), terminated: true))
+            case .blob(let bytes):
+                guard bytes.count <= Int32.max else { throw StoreError(.invalidData, "blob parameter too large") }
+                types.append(17)  // bytea
+                formats.append(1)
+                lengths.append(Int32(bytes.count))
+                buffers.append(Self.copy(bytes, terminated: false))  // never nil: nil would mean NULL
+            }
         }
-        /// One statement's result, and the NULL that ends it.
-        func next() -> OpaquePointer? {
+        let name = PQpipelineStatus(handle) == PQ_PIPELINE_OFF ? try prepared(sql, types: types) : statements[StatementKey(sql: sql, types: types)]
+        return try body(BoundStatement(sql: sql, name: name, types: types, values: buffers.map { UnsafePointer($0) }, lengths: lengths, formats: formats))
+    }
+
+    /// Sends `statement` in pipeline mode, after the transaction's BEGIN if that is still to go.
+    private func send(_ statement: BoundStatement) throws(StoreError) {
+        if PQpipelineStatus(handle) == PQ_PIPELINE_OFF, PQenterPipelineMode(handle) != 1 { throw callFailure() }
+        if beginPending {
+            guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1 else { throw callFailure() }
+            beginPending = false
+            unread += 1
+        }
+        guard statement.send(on: handle) == 1 else { throw callFailure() }
+        unread += 1
+    }
+
+    /// Ends the pipeline with a sync, reads every statement's result and leaves pipeline mode.
+    /// - Returns: the last statement's result (`nil` when the connection failed).
+    /// - Throws: the first failure of an earlier statement (BEGIN or an enqueued one).
+    private func syncPipeline() throws(StoreError) -> OpaquePointer? {
+        let count = unread
+        unread = 0
+        guard PQpipelineSync(handle) == 1 else {
+            _ = PQexitPipelineMode(handle)
+            throw callFailure()
+        }
+        var failure: StoreError?
+        var last: OpaquePointer?
+        for index in 0..<count {
+            // One statement's result, then the NULL that ends it.
             let result = PQgetResult(handle)
             if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
-            return result
+            if index == count - 1 {
+                last = result
+                break
+            }
+            guard let result else {
+                failure = failure ?? callFailure()
+                continue
+            }
+            if failure == nil {
+                let status = PQresultStatus(result)
+                if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                    if String(cString: PQcmdStatus(result)) == "BEGIN" { begun = true }
+                } else {
+                    failure = error(from: result)
+                }
+            }
+            PQclear(result)
         }
-        let begun = next()
-        let result = next()
         if let sync = PQgetResult(handle) { PQclear(sync) }
         // Left in pipeline mode (results unread), the connection does not go back to the pool (isReusable).
         _ = PQexitPipelineMode(handle)
-        guard let begun else {
-            if let result { PQclear(result) }
-            throw StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
+        if let failure {
+            if let last { PQclear(last) }
+            throw failure
         }
-        defer { PQclear(begun) }
-        guard PQresultStatus(begun) == PGRES_COMMAND_OK else {
-            if let result { PQclear(result) }
-            throw error(from: begun)
-        }
-        beginPending = false
-        return result
+        return last
+    }
+
+    /// A libpq call that failed without a result.
+    private func callFailure() -> StoreError {
+        StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
     }
 
     /// Prepared statements by SQL text and parameter types (a null's type is inferred, an integer's is not, so the
@@ -289,7 +325,7 @@ final class PostgresConnection: DriverConnection {
         preparedCount += 1
         let name = "sesame_\(preparedCount)"
         guard let result = PQprepare(handle, name, sql, Int32(types.count), types) else {
-            throw StoreError(isBroken ? .unavailable : .internalFailure, "PostgreSQL call failed: \(String(cString: PQerrorMessage(handle)))")
+            throw callFailure()
         }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw error(from: result) }
@@ -397,6 +433,29 @@ final class PostgresConnection: DriverConnection {
 }
 
 @available(*, unavailable) extension PostgresConnection: Sendable {}
+
+/// A statement and its parameters in libpq's arrays (valid while the call that made it runs).
+private struct BoundStatement {
+    let sql: String
+    /// The name it is prepared under on the connection, if it is.
+    let name: String?
+    let types: [Oid]
+    let values: [UnsafePointer<CChar>?]
+    let lengths: [Int32]
+    let formats: [Int32]
+
+    /// Runs it and waits for its result.
+    func execute(on handle: OpaquePointer) -> OpaquePointer? {
+        if let name { return PQexecPrepared(handle, name, Int32(values.count), values, lengths, formats, 0) }
+        return PQexecParams(handle, sql, Int32(values.count), types, values, lengths, formats, 0)
+    }
+
+    /// Sends it without waiting; 1 when it was queued.
+    func send(on handle: OpaquePointer) -> Int32 {
+        if let name { return PQsendQueryPrepared(handle, name, Int32(values.count), values, lengths, formats, 0) }
+        return PQsendQueryParams(handle, sql, Int32(values.count), types, values, lengths, formats, 0)
+    }
+}
 
 /// Calls `body` with a C array of NUL-terminated copies of `strings`, followed by a NULL entry.
 private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {

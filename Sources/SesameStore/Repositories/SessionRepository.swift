@@ -53,8 +53,10 @@ public struct SessionRepository: Sendable {
     /// Inserts a session.
     /// - Throws: ``StoreError/Code/conflict`` when the ID or secret hash exists, ``StoreError/Code/notFound`` when the
     ///   user or project does not.
+    ///   In a PostgreSQL transaction the insert goes out with the next statement or the commit (``SQLDatabase/enqueue(_:_:)``),
+    ///   which then throws these.
     public func create(_ session: SessionRecord) throws(StoreError) {
-        try database.execute(
+        try database.enqueue(
             "INSERT INTO sessions (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             [
                 .text(session.id), .text(session.projectID), .text(session.userID), .blob(session.secretHash),

@@ -34,8 +34,10 @@ public struct TokenRepository: Sendable {
     /// Inserts a token.
     /// - Throws: ``StoreError/Code/conflict`` when the hash exists, ``StoreError/Code/notFound`` when the user
     ///   or project does not.
+    ///   In a PostgreSQL transaction the insert goes out with the next statement or the commit (``SQLDatabase/enqueue(_:_:)``),
+    ///   which then throws these.
     public func create(_ token: TokenRecord) throws(StoreError) {
-        try database.execute(
+        try database.enqueue(
             Self.insert,
             [
                 .text(token.id), .text(token.projectID), .text(token.userID), .blob(token.secretHash), .text(token.kind),
