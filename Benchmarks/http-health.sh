@@ -36,4 +36,4 @@ python3 -c "
 import json
 v, c = $best_sesame, $best_bare
 print(json.dumps({'name': 'http_health_rps', 'value': round(v), 'unit': 'req/s', 'ceilingName': 'bare_libmicrohttpd_static_reply',
-                  'ceiling': round(c), 'ratio': round(v / c, 3), 'target': 0.7}, sort_keys=True))"
+                  'ceiling': round(c), 'ratio': round(v / c, 3), 'target': 0.85}, sort_keys=True))"

@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Every statement is prepared once per connection and run with bound parameters (text format; byte strings in binary
 /// format as `bytea`), never by splicing values into SQL. Connections run with `synchronous_commit = on`, or `off` with
-/// ``Durability/process``, whatever the server's default. A transaction's BEGIN goes out with its first statement, in
-/// one round trip (libpq's pipeline mode). Transactions run at read committed; code that needs a
+/// ``Durability/process``, whatever the server's default. A transaction's BEGIN goes out with its first statement, and
+/// an enqueued write (``SQLDatabase/enqueue(_:_:)``) with the next statement or the COMMIT, in one round trip (libpq's
+/// pipeline mode). Transactions run at read committed; code that needs a
 /// check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization failures and
 /// deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next use; a
 /// caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
