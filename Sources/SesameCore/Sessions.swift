@@ -173,8 +173,8 @@ public struct SessionService: Sendable {
         // One write transaction: the token is taken back (used up whatever follows) and the session stored together.
         let exchange = try StoreErrors.map { () throws(StoreError) -> TokenExchange in
             try store.transaction { transaction throws(StoreError) -> TokenExchange in
-                guard let token = try transaction.tokens.consume(projectID: projectID, secretHash: hash, now: now), token.userID == userID,
-                      let user = try transaction.users.get(projectID: projectID, id: userID)
+                guard let (token, user) = try transaction.tokens.consume(projectID: projectID, secretHash: hash, now: now, withUser: userID),
+                      token.userID == userID, let user
                 else { return .unknownToken }
                 guard user.status == UserRecord.active else { return .blocked }
                 let passkey = token.kind == "passkey"

@@ -333,6 +333,37 @@ struct StoreTests {
         #expect(try store.tokens.consume(projectID: "p1", secretHash: Array(repeating: 4, count: 32), now: t0) == nil)
     }
 
+    @Test("a token consumed with a user: read in the same step, none when that user is absent, nothing for an unknown, foreign or expired token, used up either way",
+          arguments: Backend.allCases)
+    func tokenWithUser(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project())
+        try store.users.create(Fixture.user("u1"))
+        func token(_ hash: UInt8) throws -> [UInt8] {
+            let record = TokenRecord(id: "t\(hash)", projectID: "p1", userID: "u1", secretHash: Array(repeating: hash, count: 32), kind: "passkey",
+                                     createdAt: t0, expiresAt: t0.plus(seconds: 60))
+            try store.tokens.create(record)
+            return record.secretHash
+        }
+        let first = try token(1)
+        let consumed = try store.transaction { transaction throws(StoreError) in
+            try transaction.tokens.consume(projectID: "p1", secretHash: first, now: t0, withUser: "u1")
+        }
+        #expect(consumed?.token.id == "t1" && consumed?.token.userID == "u1")
+        #expect(consumed?.user == Fixture.user("u1"))
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: first, now: t0, withUser: "u1") == nil)
+
+        let second = try token(2)
+        let withoutUser = try store.tokens.consume(projectID: "p1", secretHash: second, now: t0, withUser: "someone-else")
+        #expect(withoutUser?.token.id == "t2" && withoutUser?.user == nil)
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: second, now: t0) == nil)
+
+        let third = try token(3)
+        #expect(try store.tokens.consume(projectID: "p2", secretHash: third, now: t0, withUser: "u1") == nil)
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: third, now: t0.plus(seconds: 60), withUser: "u1") == nil)
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: third, now: t0) == nil, "an expired token is used up too")
+    }
+
     // MARK: Credentials
 
     @Test("credentials: create, find, list, rename, delete, conflicts", arguments: Backend.allCases)

@@ -58,11 +58,37 @@ public struct TokenRepository: Sendable {
     /// Deletes and returns the project's token with this secret hash in one statement, so at most one caller gets it.
     /// - Returns: the token, or `nil` when it is absent or expired at `now` (an expired one is deleted too).
     public func consume(projectID: String, secretHash: [UInt8], now: Date) throws(StoreError) -> TokenRecord? {
-        let rows = try database.query(
-            "DELETE FROM tokens WHERE secret_hash = $1 AND project_id = $2 RETURNING \(Self.columns)",
-            [.blob(secretHash), .text(projectID)]
-        )
-        guard let row = rows.first else { return nil }
+        let row = try database.queryFirst(Self.consume, [.blob(secretHash), .text(projectID)])
+        return try row.flatMap { row throws(StoreError) in try Self.unexpired(row, at: now) }
+    }
+
+    /// Consumes the token as ``consume(projectID:secretHash:now:)`` does and reads the project's user `userID` with it:
+    /// on PostgreSQL in one statement (the deletion feeds a join), on SQLite in two.
+    /// - Returns: the token and that user (`nil` when there is no such user), or `nil` when the token is absent or
+    ///   expired at `now`.
+    public func consume(projectID: String, secretHash: [UInt8], now: Date, withUser userID: String) throws(StoreError)
+        -> (token: TokenRecord, user: UserRecord?)?
+    {
+        guard database.dialect == .postgres else {
+            guard let token = try consume(projectID: projectID, secretHash: secretHash, now: now) else { return nil }
+            return (token, try UserRepository(database: database).get(projectID: projectID, id: userID))
+        }
+        guard let row = try database.queryFirst(Self.consumeWithUser, [.blob(secretHash), .text(projectID), .text(userID)]) else { return nil }
+        let parts = try row.split(Self.columnCount, UserRepository.columnCount)
+        guard let token = try Self.unexpired(parts[0], at: now) else { return nil }
+        return (token, try parts[1].optionalText("id") == nil ? nil : try UserRepository.record(parts[1]))
+    }
+
+    private static let columnCount = sqlColumnNames(columns).count
+    private static let consume = "DELETE FROM tokens WHERE secret_hash = $1 AND project_id = $2 RETURNING \(columns)"
+    private static let consumeWithUser = """
+        WITH t AS (\(consume))
+        SELECT \(sqlQualified(columns, "t")), \(sqlQualified(UserRepository.columns, "u"))
+        FROM t LEFT JOIN users u ON u.project_id = t.project_id AND u.id = $3
+        """
+
+    /// The token a row holds, or `nil` when it expired at `now`.
+    private static func unexpired(_ row: SQLRow, at now: Date) throws(StoreError) -> TokenRecord? {
         let token = TokenRecord(
             id: try row.text("id"), projectID: try row.text("project_id"), userID: try row.text("user_id"),
             secretHash: try row.blob("secret_hash"), kind: try row.text("kind"), createdAt: try row.date("created_at"),
