@@ -279,7 +279,7 @@ final class PostgresConnection: DriverConnection {
             if failure == nil {
                 let status = PQresultStatus(result)
                 if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
-                    if String(cString: PQcmdStatus(result)) == "BEGIN" { begun = true }
+                    if strcmp(PQcmdStatus(result), "BEGIN") == 0 { begun = true }
                 } else {
                     failure = error(from: result)
                 }
