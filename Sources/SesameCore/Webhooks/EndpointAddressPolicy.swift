@@ -326,9 +326,7 @@ public enum EndpointAddressPolicy {
         var seenFragment = false
         for byte in bytes {
             if pendingHexDigits > 0 {
-                let isHexDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
-                guard isHexDigit else { return false }
+                guard Character(Unicode.Scalar(byte)).isHexDigit else { return false }
                 pendingHexDigits -= 1
                 continue
             }

@@ -122,7 +122,7 @@ final class PostgresConnection: DriverConnection {
         try withBound(sql, parameters) { statement throws(StoreError) in try send(statement) }
     }
 
-    /// Whether `runTransaction` is running its body.
+    /// Whether `runTransaction` is running its body (an enqueued write waits only then).
     private var inTransaction = false
     /// Whether the transaction's BEGIN is still to be sent: it goes out with the first statement.
     private var beginPending = false
@@ -164,7 +164,8 @@ final class PostgresConnection: DriverConnection {
     @discardableResult
     func run(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> (rows: [SQLRow], changes: Int, tag: String) {
         let result = try withBound(sql, parameters) { statement throws(StoreError) -> OpaquePointer? in
-            guard inTransaction, beginPending || unread > 0 else { return statement.execute(on: handle) }
+            // BEGIN still to go or enqueued writes unread: only inside a transaction.
+            guard beginPending || unread > 0 else { return statement.execute(on: handle) }
             try send(statement)
             return try syncPipeline()
         }
