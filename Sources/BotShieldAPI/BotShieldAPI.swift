@@ -30,7 +30,9 @@ public enum BotShieldAPI {
 
     /// `{ "data": { "data": payload } }`, never cached.
     static func envelope(_ payload: [String: Any]) -> HTTPResponse {
-        response(["data": ["data": payload]])
+        // Typed `[String: Any]` at each level, so the writer meets the type it looks for first.
+        let inner: [String: Any] = ["data": payload]
+        return response(["data": inner])
     }
 
     static func response(_ object: [String: Any], status: Int = 200) -> HTTPResponse {

@@ -11,6 +11,13 @@ import Testing
             let encoded = Base64URL.encode(bytes)
             #expect(!encoded.contains("=") && !encoded.contains("+") && !encoded.contains("/"))
             #expect(try Base64URL.decode(encoded) == bytes)
+            // The same characters as Foundation's base64, in the URL alphabet and unpadded.
+            let foundation = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(encoded == foundation)
+            // A collection without contiguous storage, and a slice, encode the same.
+            #expect(Base64URL.encode(bytes.lazy.map { $0 }) == encoded)
+            #expect(Base64URL.encode(([0x00] + bytes)[1...]) == encoded)
         }
         #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
     }
@@ -153,7 +160,7 @@ import Testing
         let value: [String: Any] = [
             "parsed": parsed, "bool": true, "int": -3, "int64": Int64(1) << 40, "double": 2.5, "whole": 3.0, "tiny": 1e-7,
             "text": "q\"é\n", "list": [1, "two", false, NSNull()] as [Any], "strings": ["x", "y"], "empty": [String: Any](),
-            "b": 1, "B": 2, "a": 0,
+            "b": 1, "B": 2, "a": 0, "map": ["k": "v"] as [String: String], "maps": [["k": ["n": 1]]] as [[String: [String: Int]]],
         ]
         let written = try #require(JSONWriter.encode(any: value))
         let expected = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
@@ -163,6 +170,7 @@ import Testing
         #expect(text.hasPrefix(#"{"B":2,"a":0,"b":1,"bool":true,"double":2.5,"empty":{},"int":-3,"int64":1099511627776,"list":[1,"two",false,null],"#))
         #expect(text.contains(#""parsed":{"big":12345678901,"f":false,"half":-0.5,"n":null,"one":1,"s":"a/b","t":true,"zero":0}"#))
         #expect(text.contains(#""whole":3"#) && text.contains(#""tiny":1e-07"#))
+        #expect(text.contains(#""map":{"k":"v"},"maps":[{"k":{"n":1}}]"#))
         // A writable value is written as it writes itself.
         #expect(JSONWriter.encode(any: ["pair": Pair(name: "x")]).map { String(decoding: $0, as: UTF8.self) } == #"{"pair":{"name":"x"}}"#)
     }

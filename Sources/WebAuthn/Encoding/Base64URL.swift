@@ -27,25 +27,42 @@ public enum Base64URL {
 
     /// Encodes `bytes` as unpadded base64url.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        // Called from other modules, where this function is not specialized: one call reaches the bytes, and the
+        // loop runs over a buffer rather than through a generic iterator.
+        if let string = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return string }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>) -> String {
         let length = (bytes.count * 4 + 2) / 3
         guard length > 0 else { return "" }
-        let alphabet = Self.alphabet
-        return String(unsafeUninitializedCapacity: length) { out in
-            var written = 0
-            func put(_ value: UInt8) {
-                guard written < out.count else { return }  // Only a collection whose count lies could get here.
-                out[written] = alphabet[Int(value)]
-                written += 1
+        return alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: length) { out in
+                var written = 0
+                var index = 0
+                // Whole 3-byte groups, then the 1 or 2 bytes left (2 or 3 characters, no padding).
+                while index + 3 <= bytes.count {
+                    let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+                    out[written] = alphabet[Int(group >> 18)]
+                    out[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    out[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                    out[written + 3] = alphabet[Int(group & 0x3F)]
+                    written += 4
+                    index += 3
+                }
+                let left = bytes.count - index
+                if left > 0 {
+                    let group = UInt32(bytes[index]) << 16 | (left == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
+                    out[written] = alphabet[Int(group >> 18)]
+                    out[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    written += 2
+                    if left == 2 {
+                        out[written] = alphabet[Int(group >> 6 & 0x3F)]
+                        written += 1
+                    }
+                }
+                return written
             }
-            var iterator = bytes.makeIterator()
-            while let b0 = iterator.next() {
-                let b1 = iterator.next(), b2 = iterator.next()
-                put(b0 >> 2)
-                put((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)
-                if let b1 { put((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6) }
-                if let b2 { put(b2 & 0x3F) }
-            }
-            return written
         }
     }
 

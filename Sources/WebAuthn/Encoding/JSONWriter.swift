@@ -179,12 +179,11 @@ extension JSONWriter {
             }
         } else if type == Double.self, let number = value as? Double {
             return double(number)
-        } else if value is NSNull {
+        } else if type is NSNull.Type {
+            // By the metatype: `value is NSNull` would bridge a Swift dictionary or array to Foundation to find out.
             null()
         } else if let writable = value as? any JSONWritable {
             self.value(writable)
-        } else if let string = value as? String {
-            self.string(string)
         } else if let object = value as? [String: Any] {
             return self.object(object)
         } else if let array = value as? [Any] {
@@ -193,6 +192,8 @@ extension JSONWriter {
                 for element in array where written { written = writer.any(element) }
             }
             return written
+        } else if let string = value as? String {
+            self.string(string)
         } else if let integer = value as? any BinaryInteger {
             separate()
             bytes += Array(String(integer).utf8)
