@@ -518,9 +518,12 @@ import WebAuthn
         #expect(receiver.deliveries.isEmpty)
     }
 
-    @Test("the event is written in the completion's transaction: when it cannot be written the request stays pending", arguments: Backend.allCases)
+    @Test("the event is written in the completion's transaction, with the passkey's use: when it cannot be written the request stays pending",
+          arguments: Backend.allCases)
     func eventAndCompletionAreAtomic(backend: Backend) async throws {
-        let (harness, _) = try Self.linkedHarness(backend)
+        let (harness, person) = try Self.linkedHarness(backend)
+        let lastUsed = { () throws -> Date? in try #require(try harness.sesame.store.credentials.list(userID: person.id).first).lastUsedAt }
+        #expect(try lastUsed() == nil)
         let receiver = try WebhookReceiver(secrets: [], now: harness.clock.now)
         defer { receiver.stop() }
         receiver.setSecrets([try harness.sesame.partners.addWebhookEndpoint(partnerID: harness.partner.id, environment: .live,
@@ -544,10 +547,12 @@ import WebAuthn
         #expect(pending.data?["status"] as? String == "pending", "the completion was rolled back with the event: \(pending)")
         #expect(pending.data?["verification_token"] == nil)
         #expect(try harness.sesame.store.webhooks.events(partnerID: harness.partner.id).isEmpty)
+        #expect(try lastUsed() == nil, "the passkey's use was rolled back with the completion")
 
         // The same request completes afterwards, with exactly one event carrying the status token.
         let retry = try await harness.verifyInline(requestID)
         #expect(retry.outcome.outcome == "verified", "\(retry)")
+        #expect(try lastUsed() != nil, "the use is recorded with the completion")
         #expect(try harness.sesame.store.webhooks.events(partnerID: harness.partner.id).count == 1)
         #expect(try WebhookWorker(sesame: harness.sesame, node: "node-a").deliverDue() == 1)
         let status = try await harness.status(requestID)

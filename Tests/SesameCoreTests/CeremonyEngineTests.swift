@@ -47,7 +47,7 @@ import WebAuthn
         func finish(_ challenge: ChallengeRecord, _ binding: ChallengeBinding, _ identification: CeremonyIdentification,
                     _ userVerification: UserVerificationPolicy = .required) throws(SesameError) -> AuthenticatedPasskey {
             let consumed = try engine.consume(challenge.id, binding: binding, project: project)
-            return try engine.finishAuthentication(CeremonyFixture.json(fixture.authentication()), challenge: consumed, project: project,
+            return try engine.finishConsumed(CeremonyFixture.json(fixture.authentication()), challenge: consumed, project: project,
                                                    policy: policy, identification: identification, userVerification: userVerification)
         }
 
@@ -108,7 +108,7 @@ import WebAuthn
             let (challenge, json) = prepared[index]
             do {
                 let consumed = try engine.consume(challenge.id, binding: .signIn, project: project)
-                _ = try engine.finishAuthentication(json, challenge: consumed, project: project, policy: policy, identification: .usernameless,
+                _ = try engine.finishConsumed(json, challenge: consumed, project: project, policy: policy, identification: .usernameless,
                                                     userVerification: .required)
                 outcomes.add("success")
             } catch {
@@ -130,7 +130,7 @@ import WebAuthn
         DispatchQueue.concurrentPerform(iterations: 20) { _ in
             do {
                 let consumed = try engine.consume(challenge.id, binding: .verificationRequest(requestID: "req_1"), project: project)
-                _ = try engine.finishAuthentication(json, challenge: consumed, project: project, policy: policy,
+                _ = try engine.finishConsumed(json, challenge: consumed, project: project, policy: policy,
                                                     identification: .linkedPerson(userID: "alice"), userVerification: .afterIdentity)
                 outcomes.add("success")
             } catch {
@@ -192,7 +192,7 @@ import WebAuthn
         let consumed = try world.engine.consume(challenge.id, binding: refusal.binding, project: world.project)
         let json = refusal.reason == "malformed_response" ? Array(#"{"id":1}"#.utf8) : CeremonyFixture.json(world.fixture.authentication())
         let error = try #require(throws: SesameError.self) {
-            try world.engine.finishAuthentication(json, challenge: consumed, project: world.project, policy: world.policy,
+            try world.engine.finishConsumed(json, challenge: consumed, project: world.project, policy: world.policy,
                                                   identification: refusal.identification, userVerification: refusal.userVerification)
         }
         #expect(error.code == refusal.code && error.reason == refusal.reason, "\(error.debugDescription)")
@@ -498,5 +498,24 @@ final class Outcomes: Sendable {
         #expect(outcomes.all.filter { $0 == "success" }.count == 1, "\(outcomes.all)")
         #expect(outcomes.all.filter { $0 == "challenge_expired" }.count == 19, "\(outcomes.all)")
         #expect(try Self.tokenOwners(world).count == 1)
+    }
+}
+
+extension CeremonyEngine {
+    /// An authentication against a consumed challenge as the inline completion runs it: verified (reads only), then the
+    /// use recorded in a transaction (the completion writes its own rows in the same one), a refusal thrown.
+    func finishConsumed(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
+                        identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
+        throws(SesameError) -> AuthenticatedPasskey
+    {
+        let assertion = try verifyAuthentication(credentialJSON, challenge: challenge, project: project, policy: policy,
+                                                 identification: identification, userVerification: userVerification)
+        let refusal = try StoreErrors.map { () throws(StoreError) in
+            try store.transaction { transaction throws(StoreError) in
+                try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction)
+            }
+        }
+        if let refusal { throw refusal }
+        return assertion
     }
 }

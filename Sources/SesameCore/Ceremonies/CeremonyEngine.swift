@@ -151,23 +151,31 @@ public struct CeremonyEngine: Sendable {
         _ = try policy.judge(verified, entry: entry, at: time)
     }
 
-    /// Finishes an authentication (WebAuthn §7.2) with the `AuthenticationResponseJSON` against the consumed
-    /// `challenge`, and records the use.
+    /// Verifies an authentication (WebAuthn §7.2 steps 1-22) with the `AuthenticationResponseJSON` against the consumed
+    /// `challenge`, writing nothing: the caller then records the use with
+    /// ``recordUse(_:identification:userVerification:in:)`` in the transaction that writes what the ceremony completes.
     /// - Parameters:
     ///   - project: whose passkeys (on `policy.id`) may answer.
     ///   - identification: who the person is known to be before the ceremony.
     ///   - userVerification: when the UV flag is enforced; `policy.requiresUserVerification` is set from it.
-    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` (the core's code, `unknown_credential`,
-    ///   `sign_count_regression`), `blocked`, `wrong_identity`, `user_not_verified`, or a storage error.
-    public func finishAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
+    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` (the core's code, `unknown_credential`),
+    ///   `blocked`, or a storage error.
+    public func verifyAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
                                      identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
         throws(SesameError) -> AuthenticatedPasskey
     {
-        let assertion = try verify(credentialJSON, challenge: challenge, project: project, policy: policy, identification: identification,
-                                   userVerification: userVerification)
-        guard try StoreErrors.map({ () throws(StoreError) in try recordUse(assertion, in: store) }) else { throw Self.signCountRegression }
-        if let refusal = Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification) { throw refusal }
-        return assertion
+        try verify(credentialJSON, challenge: challenge, project: project, policy: policy, identification: identification,
+                   userVerification: userVerification)
+    }
+
+    /// Records the use of a verified `assertion` in `transaction` (§7.2 steps 23-24), then applies the refusals that
+    /// come after a recorded use.
+    /// - Returns: `nil` when the ceremony succeeds; else the refusal to report: `verification_failed`
+    ///   (`sign_count_regression`, nothing recorded), `wrong_identity` or `user_not_verified` (the use recorded).
+    public func recordUse(_ assertion: AuthenticatedPasskey, identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
+                          in transaction: StoreTransaction) throws(StoreError) -> SesameError? {
+        guard try recordUse(assertion, in: transaction) else { return Self.signCountRegression }
+        return Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification)
     }
 
     /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction: the answer
@@ -178,8 +186,8 @@ public struct CeremonyEngine: Sendable {
     ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
     ///     again; checked the same way.
     ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
-    /// - Throws: as ``finishAuthentication(_:challenge:project:policy:identification:userVerification:)``, and what
-    ///   ``consume(_:binding:project:)`` throws.
+    /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
+    ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
     public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
                                         project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
                                         userVerification: UserVerificationPolicy,
@@ -201,14 +209,14 @@ public struct CeremonyEngine: Sendable {
             _ = try consume(challengeID, binding: binding, project: project)
             throw error
         }
-        let refusal = Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification)
         let now = clock.now()
         let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
             try store.transaction { transaction throws(StoreError) -> FinishOutcome<T> in
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
                 do throws(StoreError) {
-                    guard try recordUse(assertion, in: transaction) else { return .regressed }
-                    guard refusal == nil else { return .refused }
+                    if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction) {
+                        return .refused(refusal)
+                    }
                     return .done(try effect(transaction, assertion))
                 } catch {
                     // The transaction rolls back: a challenge taken from memory goes back, as its row does.
@@ -220,8 +228,7 @@ public struct CeremonyEngine: Sendable {
         switch outcome {
         case .done(let value): return value
         case .used: throw Self.challengeExpired
-        case .regressed: throw Self.signCountRegression
-        case .refused: throw refusal ?? Self.signCountRegression
+        case .refused(let refusal): throw refusal
         }
     }
 
@@ -305,10 +312,8 @@ private enum FinishOutcome<T> {
     case done(T)
     /// Another finish took the challenge first.
     case used
-    /// The sign count did not move forward.
-    case regressed
-    /// A genuine assertion, recorded, but refused after its use (``CeremonyEngine/refusalAfterUse``).
-    case refused
+    /// Refused once its use was to be recorded (``CeremonyEngine/recordUse(_:identification:userVerification:in:)``).
+    case refused(SesameError)
 }
 
 /// What a ceremony's challenge is bound to; the engine takes it back exactly once, on any backend, under concurrency.

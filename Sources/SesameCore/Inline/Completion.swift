@@ -60,7 +60,8 @@ public enum CompletionRefusal: String, Error, Sendable, Hashable {
 }
 
 /// The one routine that completes a request, on every path (inline passkey and hand-off): the request moves from
-/// pending to completed with its token, and `gate.human_verified` goes into the outbox in the same transaction.
+/// pending to completed with its token, and `gate.human_verified` goes into the outbox in the same transaction, the
+/// one that records the passkey's use (``InlineCeremony/complete(_:_:policy:identification:prepare:)``).
 struct CompletionRoutine {
     let sesame: Sesame
 
@@ -68,8 +69,22 @@ struct CompletionRoutine {
     static let tokenLifetime: Int64 = 300
     static let eventType = "gate.human_verified"
 
-    /// Completes `request`; with `link`, the hand-off's link is written in the same transaction.
-    func complete(_ request: VerificationRequestRecord, linked: Bool, link: PartnerLinkRecord? = nil) throws(CompletionRefusal) {
+    /// A completion ready to write: its token minted and sealed, its event built.
+    struct Prepared {
+        let request: VerificationRequestRecord
+        /// The hand-off's new link, written with the completion.
+        let link: PartnerLinkRecord?
+        let linked: Bool
+        let sealedToken: String
+        let tokenID: String
+        let event: WebhookEventRecord
+        let now: Date
+    }
+
+    /// Mints and seals the token of `request` and builds its event, outside any transaction: signing may read or
+    /// create keys, which must not wait on it.
+    /// - Parameter link: the hand-off's new link, written in the same transaction.
+    func prepare(_ request: VerificationRequestRecord, linked: Bool, link: PartnerLinkRecord? = nil) throws(CompletionRefusal) -> Prepared {
         let now = sesame.clock.now()
         let issuedAt = Int64(now.timeIntervalSince1970)  // trap-safe: server clock
         let claims = VerificationTokenClaims(
@@ -77,7 +92,6 @@ struct CompletionRoutine {
             jti: Identifiers.unique() + Identifiers.unique(), requestID: request.id, scope: request.scope, env: request.environment,
             verified: true, linked: linked, partnerUserRef: request.partnerUserRef, ver: 1
         )
-        // The token is minted before the transaction: signing may read or create keys, which must not wait on it.
         let token: String
         do { token = try sesame.tokenSigner.sign(claims) } catch { throw .completionFailed }
         // The token is stored sealed, on the request (until it expires) and beside the event's body (until delivered).
@@ -92,21 +106,19 @@ struct CompletionRoutine {
         }
         let event = WebhookEventRecord(id: eventID, partnerID: request.partnerID, environment: request.environment, type: Self.eventType,
                                        body: body.body, createdAt: now, sealedToken: sealedEventToken, tokenOffset: body.offset)
-        let completed: Bool
-        do {
-            completed = try sesame.store.transaction { transaction throws(StoreError) -> Bool in
-                guard try transaction.verificationRequests.complete(id: request.id, linked: linked, token: sealedToken, tokenID: claims.jti, at: now)
-                else { return false }
-                if let link { try transaction.partners.createLink(link) }
-                try transaction.webhooks.enqueue(event)
-                return true
-            }
-        } catch where error.code == .conflict && link != nil {
-            throw .alreadyLinked
-        } catch {
-            throw .completionFailed
-        }
-        guard completed else { throw .requestClosed }
+        return Prepared(request: request, link: link, linked: linked, sealedToken: sealedToken, tokenID: claims.jti, event: event, now: now)
+    }
+
+    /// Writes `prepared` in `transaction`: the request completed with its token, the hand-off's link, the event.
+    /// - Returns: whether the request was still pending (if not, nothing is written).
+    /// - Throws: `conflict` when the link cannot be written (the ref or the person is linked already).
+    static func write(_ prepared: Prepared, in transaction: StoreTransaction) throws(StoreError) -> Bool {
+        guard try transaction.verificationRequests.complete(id: prepared.request.id, linked: prepared.linked, token: prepared.sealedToken,
+                                                            tokenID: prepared.tokenID, at: prepared.now)
+        else { return false }
+        if let link = prepared.link { try transaction.partners.createLink(link) }
+        try transaction.webhooks.enqueue(prepared.event)
+        return true
     }
 
     /// The `gate.human_verified` body, serialized once without its token, and where the token goes: these bytes with

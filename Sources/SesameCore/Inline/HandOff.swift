@@ -76,38 +76,18 @@ public struct HandOffService: Sendable {
             }
             let (request, consumed) = (opened.request, opened.challenge)
             if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
-            let authenticated: AuthenticatedPasskey
-            switch try ceremony.authenticate(credentialJSON, opened, policy: policy(project: opened.project),
-                                             identification: .linkedPerson(userID: consumed.userID)) {
-            case .done(let outcome): return outcome
-            case .next(let next): authenticated = next
-            }
-            return try finish(request, consumed: consumed, owner: authenticated.owner)
-        }
-    }
-
-    /// Completes the request for `owner` (linking the ref to them with `link: true` on an unlinked request).
-    private func finish(_ request: VerificationRequestRecord, consumed: ChallengeRecord, owner: UserRecord) throws(SesameError) -> InlineVerdict {
-        let now = sesame.clock.now()
-        var newLink: PartnerLinkRecord?
-        if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
-            newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref,
-                                        userID: owner.id, createdAt: now)
-        }
-        do {
-            try CompletionRoutine(sesame: sesame).complete(request, linked: consumed.userID != nil || newLink != nil, link: newLink)
-        } catch {
-            switch error {
-            case .requestClosed: return .requestClosed
-            case .completionFailed: return .completionFailed
-            case .alreadyLinked:
-                _ = try StoreErrors.map { () throws(StoreError) in
-                    try sesame.store.verificationRequests.fail(id: request.id, reason: "already_linked", at: now)
+            let routine = CompletionRoutine(sesame: sesame)
+            return try ceremony.complete(credentialJSON, opened, policy: policy(project: opened.project),
+                                         identification: .linkedPerson(userID: consumed.userID)) { authenticated throws(CompletionRefusal) in
+                // An unlinked request with the intent to link links the ref to the passkey's owner.
+                var newLink: PartnerLinkRecord?
+                if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
+                    newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment,
+                                                partnerUserRef: ref, userID: authenticated.owner.id, createdAt: sesame.clock.now())
                 }
-                return .alreadyLinked
+                return .next(try routine.prepare(request, linked: consumed.userID != nil || newLink != nil, link: newLink))
             }
         }
-        return .verified
     }
 
     /// The person declined on the page: the request fails with `user_denied`.

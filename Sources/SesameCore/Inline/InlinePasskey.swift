@@ -128,20 +128,70 @@ struct InlineCeremony {
         }
     }
 
-    /// Steps 5-8: the engine's verification of the answer, its refusal as the §1.5 outcome.
-    mutating func authenticate(_ credentialJSON: [UInt8], _ opened: Opened, policy: RelyingPartyPolicy, identification: CeremonyIdentification)
-        throws(SesameError) -> Step<AuthenticatedPasskey>
+    /// Steps 5-9: the engine's verification of the answer (reads only), its refusal as the §1.5 outcome; then, in one
+    /// transaction, the passkey's use recorded (the engine's sign count and refusals after use) and the completion
+    /// that `prepare` makes from the genuine assertion written, so a verified request costs one durable commit.
+    /// - Parameter prepare: the completion to write for the assertion's owner, or the outcome that ends it; when it
+    ///   throws (the token could not be minted), `completion_failed`. The use is recorded whatever it gives.
+    /// - Returns: the outcome; when the completion's link cannot be written (the ref or the person was linked
+    ///   meanwhile), nothing of the transaction stays, the use included, and the request fails with `already_linked`.
+    mutating func complete(_ credentialJSON: [UInt8], _ opened: Opened, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
+                           prepare: (AuthenticatedPasskey) throws(CompletionRefusal) -> Step<CompletionRoutine.Prepared>)
+        throws(SesameError) -> InlineVerdict
     {
+        let engine = service.sesame.ceremonies
+        let userVerification = opened.binding.kind.userVerification
+        let assertion: AuthenticatedPasskey
         do {
-            return .next(try service.sesame.ceremonies.finishAuthentication(
-                credentialJSON, challenge: opened.challenge, project: opened.project, policy: policy, identification: identification,
-                userVerification: opened.binding.kind.userVerification
-            ))
+            assertion = try engine.verifyAuthentication(credentialJSON, challenge: opened.challenge, project: opened.project, policy: policy,
+                                                        identification: identification, userVerification: userVerification)
         } catch {
-            guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
-            reason = error.reason
-            return .done(outcome)
+            return try refusal(error)
         }
+        let completion: Step<CompletionRoutine.Prepared>
+        do { completion = try prepare(assertion) } catch { completion = .done(.completionFailed) }
+        let written: Written
+        do {
+            written = try service.sesame.store.transaction { transaction throws(StoreError) -> Written in
+                if let refusal = try engine.recordUse(assertion, identification: identification, userVerification: userVerification,
+                                                      in: transaction) {
+                    return .refused(refusal)
+                }
+                switch completion {
+                case .done(let outcome): return .ended(outcome)
+                case .next(let prepared): return try CompletionRoutine.write(prepared, in: transaction) ? .completed : .ended(.requestClosed)
+                }
+            }
+        } catch where error.code == .conflict {
+            guard case .next(let prepared) = completion, prepared.link != nil else { return .completionFailed }
+            _ = try StoreErrors.map { () throws(StoreError) in
+                try service.sesame.store.verificationRequests.fail(id: opened.request.id, reason: InlineVerdict.alreadyLinked.reason,
+                                                                   at: service.sesame.clock.now())
+            }
+            return .alreadyLinked
+        } catch {
+            // The request stays pending.
+            return .completionFailed
+        }
+        switch written {
+        case .completed: return .verified
+        case .ended(let outcome): return outcome
+        case .refused(let error): return try refusal(error)
+        }
+    }
+
+    /// How the transaction of ``complete(_:_:policy:identification:prepare:)`` ended.
+    private enum Written {
+        case completed
+        case ended(InlineVerdict)
+        case refused(SesameError)
+    }
+
+    /// The §1.5 outcome of the engine's refusal, its reason remembered; any other error is thrown.
+    private mutating func refusal(_ error: SesameError) throws(SesameError) -> InlineVerdict {
+        guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
+        reason = error.reason
+        return outcome
     }
 }
 
@@ -207,21 +257,13 @@ public struct InlinePasskeyService: Sendable {
             guard let link = try currentLink(of: opened.request), link.id == opened.challenge.linkID else { return .linkChanged }
             // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
             // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
-            let authenticated: AuthenticatedPasskey
-            switch try ceremony.authenticate(credentialJSON, opened, policy: try policy(project: opened.project, widgetOrigin: opened.request.widgetOrigin),
-                                             identification: .linkedPerson(userID: personID)) {
-            case .done(let outcome): return outcome
-            case .next(let next): authenticated = next
+            // Steps 9-10: the completion routine the hand-off uses too, committed with the passkey's use; `verified`.
+            let routine = CompletionRoutine(sesame: sesame)
+            return try ceremony.complete(credentialJSON, opened, policy: try policy(project: opened.project, widgetOrigin: opened.request.widgetOrigin),
+                                         identification: .linkedPerson(userID: personID)) { authenticated throws(CompletionRefusal) in
+                guard authenticated.owner.id == link.userID else { return .done(.wrongIdentity) }
+                return .next(try routine.prepare(opened.request, linked: true))
             }
-            guard authenticated.owner.id == link.userID else { return .wrongIdentity }
-            // Step 9: the completion routine the hand-off uses too (the engine stored the counters already).
-            do throws(CompletionRefusal) {
-                try CompletionRoutine(sesame: sesame).complete(opened.request, linked: true)
-            } catch {
-                return error == .requestClosed ? .requestClosed : .completionFailed
-            }
-            // Step 10.
-            return .verified
         }
     }
 
