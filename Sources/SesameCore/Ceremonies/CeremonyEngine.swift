@@ -151,23 +151,6 @@ public struct CeremonyEngine: Sendable {
         _ = try policy.judge(verified, entry: entry, at: time)
     }
 
-    /// Verifies an authentication (WebAuthn §7.2 steps 1-22) with the `AuthenticationResponseJSON` against the consumed
-    /// `challenge`, writing nothing: the caller then records the use with
-    /// ``recordUse(_:identification:userVerification:in:)`` in the transaction that writes what the ceremony completes.
-    /// - Parameters:
-    ///   - project: whose passkeys (on `policy.id`) may answer.
-    ///   - identification: who the person is known to be before the ceremony.
-    ///   - userVerification: when the UV flag is enforced; `policy.requiresUserVerification` is set from it.
-    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` (the core's code, `unknown_credential`),
-    ///   `blocked`, or a storage error.
-    public func verifyAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
-                                     identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
-        throws(SesameError) -> AuthenticatedPasskey
-    {
-        try verify(credentialJSON, challenge: challenge, project: project, policy: policy, identification: identification,
-                   userVerification: userVerification)
-    }
-
     /// Records the use of a verified `assertion` in `transaction` (§7.2 steps 23-24), then applies the refusals that
     /// come after a recorded use.
     /// - Returns: `nil` when the ceremony succeeds; else the refusal to report: `verification_failed`
@@ -201,8 +184,8 @@ public struct CeremonyEngine: Sendable {
         let assertion: AuthenticatedPasskey
         do {
             let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
-            assertion = try verify(credentialJSON, challenge: pending, project: project, policy: policy, identification: identification,
-                                   userVerification: userVerification)
+            assertion = try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
+                                                 identification: identification, userVerification: userVerification)
         } catch {
             // Refused (or never this binding's): the challenge is used up all the same, and if another finish took it
             // first, this one reports that, as if it had come second.
@@ -236,9 +219,19 @@ public struct CeremonyEngine: Sendable {
                                                  reason: WebAuthnError.Code.signCountRegression.rawValue)
     static let challengeExpired = SesameError(.expired, "the challenge is unknown, used or expired", reason: "challenge_expired")
 
-    /// §7.2 steps 1-22 against `challenge` and the blocked-user check: reads only.
-    private func verify(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
-                        identification: CeremonyIdentification, userVerification: UserVerificationPolicy) throws(SesameError) -> AuthenticatedPasskey
+    /// Verifies an authentication (WebAuthn §7.2 steps 1-22) with the `AuthenticationResponseJSON` against `challenge`,
+    /// and the blocked-user check, writing nothing. A caller that consumed the challenge itself then records the use
+    /// with ``recordUse(_:identification:userVerification:in:)`` in the transaction that writes what the ceremony
+    /// completes.
+    /// - Parameters:
+    ///   - project: whose passkeys (on `policy.id`) may answer.
+    ///   - identification: who the person is known to be before the ceremony.
+    ///   - userVerification: when the UV flag is enforced; `policy.requiresUserVerification` is set from it.
+    /// - Throws: `expired` (`relying_party_changed`), `verification_failed` (the core's code, `unknown_credential`),
+    ///   `blocked`, or a storage error.
+    public func verifyAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
+                                     identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
+        throws(SesameError) -> AuthenticatedPasskey
     {
         guard challenge.rpID == policy.id else {
             throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
