@@ -75,7 +75,7 @@ public struct SecretsAtRest: Sendable {
         var sealed: [String: Int] = [:]
         var plaintext: [SecretColumn: Int] = [:]
         for column in SecretColumn.allCases {
-            for secret in try StoreErrors.map({ () throws(StoreError) in try store.secrets.all(column) }) {
+            try forEachSecret(in: column) { secret in
                 if let id = SealedValue.keyID(of: secret.value) { sealed[id, default: 0] += 1 } else { plaintext[column, default: 0] += 1 }
             }
         }
@@ -102,8 +102,8 @@ public struct SecretsAtRest: Sendable {
         // The key IDs match; one value per key proves the key itself (an ID collision or an altered value fails here).
         var proven = Set<String>()
         for column in SecretColumn.allCases {
-            for secret in try StoreErrors.map({ () throws(StoreError) in try store.secrets.all(column) }) {
-                guard let id = SealedValue.keyID(of: secret.value), !proven.contains(id) else { continue }
+            try forEachSecret(in: column) { secret throws(SesameError) in
+                guard let id = SealedValue.keyID(of: secret.value), !proven.contains(id) else { return }
                 _ = try open(secret.value, for: column, row: secret.rowID)
                 proven.insert(id)
             }
@@ -146,7 +146,9 @@ public struct SecretsAtRest: Sendable {
     private func reseal(where needs: (StoredSecret) -> Bool) throws(SesameError) -> Int {
         var count = 0
         for column in SecretColumn.allCases {
-            for secret in try StoreErrors.map({ () throws(StoreError) in try store.secrets.all(column) }) where needs(secret) {
+            // Rewriting a value leaves its row key alone, so the pages after it are the same.
+            try forEachSecret(in: column) { secret throws(SesameError) in
+                guard needs(secret) else { return }
                 let plaintext = SealedValue.isSealed(secret.value) ? try open(secret.value, for: column, row: secret.rowID) : secret.value
                 let sealed = try seal(plaintext, for: column, row: secret.rowID)
                 if try StoreErrors.map({ () throws(StoreError) in try store.secrets.replace(secret, with: Array(sealed.utf8)) }) {
@@ -155,6 +157,21 @@ public struct SecretsAtRest: Sendable {
             }
         }
         return count
+    }
+
+    /// Stored values read at once, at most: the start-up check goes through every verification token and webhook
+    /// event, and must not hold them all.
+    static let pageSize = 256
+
+    /// Runs `body` on every stored value of `column`, a page at a time.
+    private func forEachSecret(in column: SecretColumn, _ body: (StoredSecret) throws(SesameError) -> Void) throws(SesameError) {
+        var after: String?
+        while true {
+            let page = try StoreErrors.map { () throws(StoreError) in try store.secrets.page(column, after: after, limit: Self.pageSize) }
+            for secret in page { try body(secret) }
+            guard page.count == Self.pageSize, let last = page.last else { return }
+            after = last.rowID
+        }
     }
 
     /// Takes the verification token out of webhook bodies written before tokens were kept apart: sealed beside the

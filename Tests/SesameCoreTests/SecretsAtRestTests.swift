@@ -33,7 +33,7 @@ import WebAuthn
         let parts = jwt.split(separator: ".").map(String.init)
         let signature = try Base64URL.decode(parts[2])
 
-        let secrets = try sesame.store.secrets.all(.jwtSecret)
+        let secrets = try sesame.store.secrets.page(.jwtSecret, after: nil, limit: 100)
         let stored = try #require(secrets.first { $0.rowID == projectID }).value
         #expect(SealedValue.isSealed(stored))
         #expect(HMAC.sha256(key: stored, message: Array("\(parts[0]).\(parts[1])".utf8)) != signature, "the stored bytes are not the HS256 key")
@@ -41,7 +41,7 @@ import WebAuthn
         let opened = try sesame.secrets.open(stored, for: .jwtSecret, row: projectID)
         #expect(HMAC.sha256(key: opened, message: Array("\(parts[0]).\(parts[1])".utf8)) == signature)
 
-        let keys = try sesame.store.secrets.all(.signingKey)
+        let keys = try sesame.store.secrets.page(.signingKey, after: nil, limit: 100)
         #expect(!keys.isEmpty)
         for key in keys {
             let text = String(decoding: key.value, as: UTF8.self)
@@ -64,7 +64,7 @@ import WebAuthn
         #expect(throws: SesameError.code(.masterKeyMismatch)) { try other.secrets.prepare() }
         #expect(throws: SesameError.code(.masterKeyMismatch)) { try other.jwts.verify(projectID: projectID, token: jwt) }
         // A value moved to another row does not open even with the right key (the row is the associated data).
-        let stored = try #require(try sesame.store.secrets.all(.jwtSecret).first).value
+        let stored = try #require(try sesame.store.secrets.page(.jwtSecret, after: nil, limit: 100).first).value
         #expect(throws: SesameError.code(.masterKeyMismatch)) { try sesame.secrets.open(stored, for: .jwtSecret, row: "another-project") }
         #expect(try sesame.jwts.verify(projectID: projectID, token: jwt).session.userID == "alice")
     }
@@ -111,12 +111,47 @@ import WebAuthn
         #expect(throws: SesameError.code(.internalFailure)) { try sesame.jwts.verify(projectID: projectID, token: jwt) }
         #expect(try sesame.secrets.prepare() == 2)
         #expect(try sesame.secrets.inventory().plaintext.isEmpty)
-        let sealed = try #require(try sesame.store.secrets.all(.jwtSecret).first).value
+        let sealed = try #require(try sesame.store.secrets.page(.jwtSecret, after: nil, limit: 100).first).value
         #expect(try sesame.secrets.open(sealed, for: .jwtSecret, row: projectID) == plainSecret, "the same secret, now sealed")
         let token = try sesame.signingKeys.sign(claims())
         let signing = try sesame.signingKeys.keys()
         #expect(!token.isEmpty && signing.contains { $0.kid == kid && $0.isSigning }, "the old PEM key, sealed, signs")
         #expect(try sesame.secrets.prepare() == 0, "idempotent")
+    }
+
+    @Test("a column of more values than a page is gone through page by page: each is counted, sealed and rotated once",
+          arguments: Backend.allCases)
+    func pagedColumns(backend: Backend) throws {
+        let (sesame, _, _) = try setUp(backend, keys: MasterKeyring(current: .generate()))
+        let count = SecretsAtRest.pageSize * 2 + 3
+        let rows = (0..<count).map { (id: "kid-\($0)", value: "plain-\($0)") }
+        try sesame.store.database.transaction { connection throws(StoreError) in
+            for (index, row) in rows.enumerated() {
+                try connection.execute("INSERT INTO signing_keys (id, generation, private_key, created_at, activates_at) VALUES ($1, $2, $3, 0, 0)",
+                                       [.text(row.id), .integer(Int64(1000 + index)), .text(row.value)])
+            }
+        }
+        #expect(try sesame.secrets.inventory().plaintext == [.signingKey: count])
+        #expect(try sesame.secrets.prepare() == count)
+        let first = try #require(sesame.masterKeys.current).id
+        #expect(try sesame.secrets.inventory().plaintext.isEmpty)
+        #expect(try sesame.secrets.inventory().sealedByKey[first] ?? 0 >= count)
+        // Under a new key, every row (both page boundaries included) opens to what it held.
+        let keys = MasterKeyring(current: .generate(), previous: [try #require(sesame.masterKeys.current)])
+        let rotated = Sesame(store: sesame.store, clock: sesame.clock, masterKeys: keys)
+        #expect(try rotated.secrets.rotate() >= count)
+        #expect(try rotated.secrets.inventory().sealedByKey[first] == nil)
+        var seen: [String: String] = [:]
+        var after: String?
+        while true {
+            let page = try sesame.store.secrets.page(.signingKey, after: after, limit: 100)
+            for secret in page {
+                seen[secret.rowID] = String(decoding: try rotated.secrets.open(secret.value, for: .signingKey, row: secret.rowID), as: UTF8.self)
+            }
+            guard let last = page.last else { break }
+            after = last.rowID
+        }
+        #expect(rows.allSatisfy { seen[$0.id] == $0.value }, "\(seen.count) of \(count)")
     }
 
     @Test("token hashes are HMAC-SHA256 under the sealed token-hash key, not SHA-256 of the secret", arguments: Backend.allCases)

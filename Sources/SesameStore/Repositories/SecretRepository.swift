@@ -82,11 +82,16 @@ public struct SecretRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    /// Every non-null value of a secret column.
-    public func all(_ column: SecretColumn) throws(StoreError) -> [StoredSecret] {
+    /// Up to `limit` non-null values of a secret column in the order of their row keys, those after the row `after`
+    /// (from the first with `nil`): a column holds a value per verification request or webhook event, so it is read a
+    /// page at a time, never whole.
+    public func page(_ column: SecretColumn, after: String?, limit: Int) throws(StoreError) -> [StoredSecret] {
         try database.query(
-            "SELECT \(column.key) AS row_id, \(column.column) AS value FROM \(column.table) WHERE \(column.column) IS NOT NULL ORDER BY \(column.key)",
-            []
+            """
+            SELECT \(column.key) AS row_id, \(column.column) AS value FROM \(column.table)
+            WHERE \(column.column) IS NOT NULL AND (CAST($1 AS TEXT) IS NULL OR \(column.key) > $1) ORDER BY \(column.key) LIMIT $2
+            """,
+            [after.map(SQLValue.text) ?? .null, .int(limit)]
         ).map { row throws(StoreError) in StoredSecret(column: column, rowID: try row.text("row_id"), value: try column.read(row)) }
     }
 
