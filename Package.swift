@@ -55,7 +55,10 @@ let package = Package(
             name: "SesameTestSupport", dependencies: ["WebAuthn", "SesameCrypto", "SesameHTTP", "COpenSSL"], exclude: ["Data"],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "sesame", dependencies: ["WebAuthn", "SesameCrypto", "SesameCore", "SesameServer", "SesameHTTP", "SesameStore"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "sesame", dependencies: ["WebAuthn", "SesameCrypto", "SesameCore", "SesameServer", "SesameHTTP", "SesameStore", "CSesameShims"],
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "sesame-bench", dependencies: ["WebAuthn", "SesameCrypto", "SesameTestSupport", "COpenSSL"],

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -56,6 +57,10 @@ int csesame_listen(const char *host, uint16_t port, int backlog,
                                         : ((struct sockaddr_in6 *)&bound)->sin6_port);
     *out_is_ipv6 = family == AF_INET6;
     return fd;
+}
+
+int csesame_set_malloc_trim_threshold(int bytes) {
+    return mallopt(M_TRIM_THRESHOLD, bytes);
 }
 
 void csesame_close(int fd) {

@@ -18,6 +18,11 @@
 int csesame_listen(const char *host, uint16_t port, int backlog,
                    int *out_errno, uint16_t *out_port, int *out_is_ipv6);
 
+/// Sets glibc's `M_TRIM_THRESHOLD` (`mallopt`, which malloc.h declares and Swift's Glibc module does not export):
+/// how much freed memory at the top of a heap is kept before it goes back to the kernel.
+/// - Returns: 1 on success, 0 on failure.
+int csesame_set_malloc_trim_threshold(int bytes);
+
 /// Closes a file descriptor; no retry on `EINTR`, since Linux releases the descriptor even then.
 void csesame_close(int fd);
 
