@@ -171,13 +171,12 @@ public struct PartnerService: Sendable {
     private func caller(secret: String, kind: String) throws(SesameError) -> PartnerCaller {
         let prefixes = kind == PartnerSecretRecord.grant ? [Self.grantPrefix] : PartnerEnvironment.allCases.map(Self.keyPrefix)
         guard secret.count <= 128, prefixes.contains(where: secret.hasPrefix) else { throw SesameError(.unauthorized, "not a partner \(kind)") }
-        let record = try StoreErrors.map { () throws(StoreError) in
+        let found = try StoreErrors.map { () throws(StoreError) in
             try store.partners.findSecret(hash: Identifiers.hash(secret), kind: kind, now: clock.now())
         }
-        guard let record, let environment = PartnerEnvironment(rawValue: record.environment),
-              let partner = try StoreErrors.map({ () throws(StoreError) in try store.partners.get(id: record.partnerID) })
+        guard let found, let environment = PartnerEnvironment(rawValue: found.secret.environment)
         else { throw SesameError(.unauthorized, "unknown, expired or revoked \(kind)") }
-        return PartnerCaller(partner: Partner(record: partner), environment: environment)
+        return PartnerCaller(partner: Partner(record: found.partner), environment: environment)
     }
 
     // MARK: Native apps

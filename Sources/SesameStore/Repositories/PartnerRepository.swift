@@ -140,16 +140,21 @@ public struct PartnerRepository: Sendable {
         )
     }
 
-    /// The unrevoked, unexpired secret of this kind with this hash. An index equality on a hash of a 256-bit secret,
-    /// so its timing reveals nothing useful.
-    public func findSecret(hash: [UInt8], kind: String, now: Date) throws(StoreError) -> PartnerSecretRecord? {
-        try database.queryFirst(
+    /// The unrevoked, unexpired secret of this kind with this hash, and its partner, in one read. An index equality on
+    /// a hash of a 256-bit secret, so its timing reveals nothing useful.
+    public func findSecret(hash: [UInt8], kind: String, now: Date) throws(StoreError) -> (secret: PartnerSecretRecord, partner: PartnerRecord)? {
+        guard let row = try database.queryFirst(
             """
-            SELECT \(Self.secretColumns) FROM partner_secrets
-            WHERE secret_hash = $1 AND kind = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+            SELECT s.id, s.partner_id, s.environment, s.kind, s.secret_hash, s.created_at, s.expires_at, s.revoked_at,
+                   p.project_id, p.name, p.created_at AS partner_created_at
+            FROM partner_secrets s JOIN partners p ON p.id = s.partner_id
+            WHERE s.secret_hash = $1 AND s.kind = $2 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3)
             """,
             [.blob(hash), .text(kind), .date(now)]
-        ).map(Self.secret)
+        ) else { return nil }
+        let partner = PartnerRecord(id: try row.text("partner_id"), projectID: try row.text("project_id"), name: try row.text("name"),
+                                    createdAt: try row.date("partner_created_at"))
+        return (try Self.secret(row), partner)
     }
 
     /// A partner's API keys (revoked ones included), oldest first.
