@@ -22,7 +22,8 @@ public final class HTTPServer: Sendable {
 
     private enum Lifecycle {
         case idle
-        case running(daemon: OpaquePointer, context: Unmanaged<ServerContext>)
+        /// `listener` is the listening socket the daemon owns (it closes it when it stops).
+        case running(daemon: OpaquePointer, context: Unmanaged<ServerContext>, listener: Int32)
         case stopped
     }
 
@@ -83,7 +84,7 @@ public final class HTTPServer: Sendable {
                 )
             }
             context.connections.start()
-            state = .running(daemon: daemon, context: retained)
+            state = .running(daemon: daemon, context: retained, listener: socket)
             return boundPort
         }
         port.store(bound, ordering: .releasing)
@@ -99,24 +100,24 @@ public final class HTTPServer: Sendable {
     public func shutdown(timeout: Duration = .seconds(10)) {
         let context = self.context
         lifecycle.withLock { state in
-            guard case .running(let daemon, let retained) = state else {
+            guard case .running(let daemon, let retained, let listener) = state else {
                 state = .stopped
                 return
             }
             state = .stopped
             context.draining.store(true, ordering: .relaxed)
-            // Workers stop polling the listening socket and hand it back; it is shut down at once (new connections
-            // are refused) but closed only after the daemon has stopped, so its number cannot be reused meanwhile.
-            let quiesced = MHD_quiesce_daemon(daemon)
-            if quiesced >= 0 { csesame_stop_listening(quiesced) }
+            // The listening socket is shut down at once: new connections are refused. libmicrohttpd still owns it and
+            // closes it when it stops, so its number cannot be reused meanwhile. (MHD_quiesce_daemon is not used: with
+            // epoll worker threads, 0.9.75 can remove the socket from a worker's epoll set twice, from the quiescing
+            // thread and from the worker, and aborts the process on the loser's ENOENT. Until the daemon stops, the
+            // workers find the shut-down socket ready and its accept refused: they poll busily while a drain lasts.)
+            csesame_stop_listening(listener)
             let deadline = ContinuousClock.now + timeout
             while context.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.005)
             }
             context.connections.stop()
             MHD_stop_daemon(daemon)
-            // If quiescing failed, the daemon still owned the socket and has closed it itself.
-            if quiesced >= 0 { csesame_close(quiesced) }
             retained.release()
         }
     }

@@ -27,14 +27,14 @@ int csesame_set_malloc_trim_threshold(int bytes);
 void csesame_close(int fd);
 
 /// Makes a listening socket refuse new connections (Linux: `shutdown(SHUT_RDWR)` resets the accept queue) while
-/// keeping the descriptor number reserved until `csesame_close`.
+/// keeping the descriptor number reserved until it is closed.
 void csesame_stop_listening(int fd);
 
 /// Starts a libmicrohttpd daemon on an already listening socket, since `MHD_start_daemon` is variadic.
 ///
 /// - Parameters:
 ///   - flags: `MHD_FLAG` bits (for example internal polling thread, epoll and ITC).
-///   - listen_fd: a listening socket from `csesame_listen`; on success the daemon owns it (until quiesced).
+///   - listen_fd: a listening socket from `csesame_listen`; on success the daemon owns it (and closes it when stopped).
 ///   - handler: the access handler, a plain C function.
 ///   - context: passed back to every callback untouched.
 ///   - completed: called once per finished request (MHD_OPTION_NOTIFY_COMPLETED).
