@@ -120,8 +120,8 @@ enum ServeCommand {
 
     /// glibc gives a thread's freed memory back to the kernel once 128 KiB of it lie at the top of the thread's heap,
     /// and the next requests fault the same pages in again: an `madvise` and page faults about twice per inline
-    /// verification, 7-10% of its server CPU in the inline bench. Up to 1 MiB per heap is kept for reuse instead (peak
-    /// RSS under the benches unchanged, 37-39 MB).
+    /// verification, 2-15% of its server CPU in interleaved runs of the inline bench. Up to 1 MiB per heap is kept for
+    /// reuse instead (peak RSS under the benches unchanged, 37-39 MB).
     private static func keepFreedMemoryForReuse() {
         _ = csesame_set_malloc_trim_threshold(1 << 20)
     }

@@ -259,7 +259,8 @@ public struct InlinePasskeyService: Sendable {
             // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
             // Steps 9-10: the completion routine the hand-off uses too, committed with the passkey's use; `verified`.
             let routine = CompletionRoutine(sesame: sesame)
-            return try ceremony.complete(credentialJSON, opened, policy: try policy(project: opened.project, widgetOrigin: opened.request.widgetOrigin),
+            let relyingParty = try policy(project: opened.project, widgetOrigin: opened.request.widgetOrigin)
+            return try ceremony.complete(credentialJSON, opened, policy: relyingParty,
                                          identification: .linkedPerson(userID: personID)) { authenticated throws(CompletionRefusal) in
                 guard authenticated.owner.id == link.userID else { return .done(.wrongIdentity) }
                 return .next(try routine.prepare(opened.request, linked: true))
