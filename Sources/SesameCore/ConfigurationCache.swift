@@ -3,11 +3,12 @@ import SesameStore
 import Synchronization
 
 /// Configuration that changes rarely, read from memory: the projects with their platforms, the API keys in use, the
-/// projects' JWT secrets, the Authsignal tenants' default action outcomes and the deployment keys.
+/// projects' JWT secrets, the Authsignal tenants' default action outcomes, the inline-verification partners, their
+/// approved apps and the token signing keys, and the deployment keys.
 ///
 /// What tells the cache that something changed is the store's configuration version, one single-row read that database
-/// triggers move forward in the same transaction as any change to projects, platforms, API keys, JWT secrets or action
-/// outcomes, whoever makes it (this node, another node on the same PostgreSQL, the CLI). When it moved, everything
+/// triggers move forward in the same transaction as any change to projects, platforms, API keys, JWT secrets, action
+/// outcomes, partners, partner apps or signing keys, whoever makes it (this node, another node on the same PostgreSQL, the CLI). When it moved, everything
 /// version-scoped is dropped. A load that raced with a change is not kept (``State/generation``).
 ///
 /// The version is read at most once per ``refreshInterval`` (``Sesame/defaultConfigurationRefresh`` unless told; at
@@ -40,6 +41,12 @@ final class ConfigurationCache: Sendable {
         var jwtSecrets: [String: [UInt8]] = [:]
         /// By project, then action code (projects of authenticated callers only).
         var actionOutcomes: [String: [String: String]] = [:]
+        /// Partners by ID (only partners that exist).
+        var partners: [String: PartnerRecord] = [:]
+        /// Approved partner apps by project.
+        var approvedPlatforms: [String: [Platform]] = [:]
+        /// Every signing key, oldest generation first (never empty once loaded).
+        var signingKeys: [SigningKeyRecord]?
     }
 
     private let state = Mutex(State())
@@ -139,6 +146,25 @@ final class ConfigurationCache: Sendable {
     /// A tenant's default action outcomes by action code.
     func actionOutcomes(_ store: Store, projectID: String, load: () throws(SesameError) -> [String: String]) throws(SesameError) -> [String: String] {
         try scoped(store, read: { $0.actionOutcomes[projectID] }, write: { $0.actionOutcomes[projectID] = $1 }, load: load)
+    }
+
+    /// The partner with this ID, or `nil`.
+    func partner(_ store: Store, id: String, load: () throws(SesameError) -> PartnerRecord?) throws(SesameError) -> PartnerRecord? {
+        try scoped(store, read: { $0.partners[id].map(Optional.some) }, write: { state, partner in
+            if let partner { state.partners[id] = partner }
+        }, load: load)
+    }
+
+    /// The platforms of a project's approved partner apps.
+    func approvedPlatforms(_ store: Store, projectID: String, load: () throws(SesameError) -> [Platform]) throws(SesameError) -> [Platform] {
+        try scoped(store, read: { $0.approvedPlatforms[projectID] }, write: { $0.approvedPlatforms[projectID] = $1 }, load: load)
+    }
+
+    /// The token signing keys; an empty list (before the first key is made) is not kept.
+    func signingKeys(_ store: Store, load: () throws(SesameError) -> [SigningKeyRecord]) throws(SesameError) -> [SigningKeyRecord] {
+        try scoped(store, read: { $0.signingKeys }, write: { state, keys in
+            if !keys.isEmpty { state.signingKeys = keys }
+        }, load: load)
     }
 
     /// A deployment key, opened once.

@@ -28,7 +28,7 @@ public struct Sesame: Sendable {
     /// Sealing, opening and re-sealing the secrets at rest under ``masterKeys``.
     public var secrets: SecretsAtRest { SecretsAtRest(store: store, clock: clock, cache: configurationCache, keys: masterKeys) }
     public var housekeeping: Housekeeping { Housekeeping(store: store, clock: clock) }
-    public var partners: PartnerService { PartnerService(store: store, clock: clock, configuration: inline) }
+    public var partners: PartnerService { PartnerService(store: store, clock: clock, cache: configurationCache, configuration: inline) }
     public var verifications: VerificationService { VerificationService(sesame: self) }
     public var inlinePasskey: InlinePasskeyService { InlinePasskeyService(sesame: self) }
     public var handOff: HandOffService { HandOffService(sesame: self) }

@@ -659,6 +659,12 @@ enum Schema {
                 ]
             }
         },
+        Migration(version: 17, name: "configuration version: partners, their apps and the signing keys are configuration too") { dialect in
+            configurationTriggers([
+                ("partners", "INSERT OR UPDATE OR DELETE"), ("partner_apps", "INSERT OR UPDATE OR DELETE"),
+                ("signing_keys", "INSERT OR UPDATE OR DELETE"),
+            ], dialect)
+        },
     ]
 
     /// Triggers that bump the configuration version in the same transaction as any of these events on these tables

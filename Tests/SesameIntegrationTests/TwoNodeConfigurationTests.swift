@@ -55,4 +55,35 @@ struct TwoNodeConfigurationTests {
         try Self.withinASecond("the revocation") { try temporary.get("/api/v1/project").status == 401 }
         #expect(try b.get("/api/v1/project").status == 200, "the admin key still works")
     }
+
+    @Test("a partner app approved and a signing key rotated by the CLI take effect on node B within a second")
+    func inlineConfigurationReachesNodeB() throws {
+        let database = try PostgresCluster.shared.createDatabase()
+        let nodeA = try ServerProcess.start(database: database)
+        defer { nodeA.kill() }
+        let nodeB = try ServerProcess.start(database: database)
+        defer { nodeB.kill() }
+        let b = HTTPClient(port: nodeB.port, key: nil)
+        func packages() throws -> [String] {
+            let links = try b.get("/.well-known/assetlinks.json", headers: [("Host", "localhost")])
+            return (links.jsonArray as? [[String: Any]] ?? []).compactMap { ($0["target"] as? [String: Any])?["package_name"] as? String }
+        }
+        func kids() throws -> [String] {
+            (try b.get("/.well-known/jwks.json").json["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String }
+        }
+        let db = ["--db", database]
+        let partner = try #require(try SesameCLI.succeed(["partner", "create", "--name", "Ticketz"] + db)["id"] as? String)
+        let app = try #require(try SesameCLI.succeed(["partner", "add-app", "--partner", partner, "--android", "com.partner.app",
+                                                       "--fingerprint", String(repeating: "AB:", count: 31) + "AB"] + db)["id"] as? String)
+
+        // Node B serves (and so caches) the association file and the JWKS before each change.
+        #expect(try !packages().contains("com.partner.app"), "a pending app is not listed")
+        let before = try kids()
+        #expect(before.count == 1, "the first key, made on first use")
+        try SesameCLI.succeed(["partner", "approve-app", "--partner", partner, app] + db)
+        try Self.withinASecond("the approved app") { try packages().contains("com.partner.app") }
+        let rotated = try #require(try SesameCLI.succeed(["signing-key", "rotate", "--activate-in", "0"] + db)["kid"] as? String)
+        #expect(!before.contains(rotated))
+        try Self.withinASecond("the new signing key") { try kids().contains(rotated) }
+    }
 }

@@ -79,6 +79,7 @@ public struct PartnerLink: Sendable, Hashable {
 public struct PartnerService: Sendable {
     let store: Store
     let clock: any SesameClock
+    let cache: ConfigurationCache
     let configuration: InlineConfiguration
 
     /// How long a grant works: 5 minutes.
@@ -96,12 +97,15 @@ public struct PartnerService: Sendable {
         let record = PartnerRecord(id: "org_" + Identifiers.unique(), projectID: projectID, name: try ProjectService.checkName(name),
                                    createdAt: clock.now())
         try StoreErrors.map { () throws(StoreError) in try store.partners.create(record) }
+        cache.noteChange()
         return Partner(record: record)
     }
 
     /// - Throws: `not_found`.
     public func get(_ id: String) throws(SesameError) -> Partner {
-        let record = try StoreErrors.map { () throws(StoreError) in try store.partners.get(id: id) }
+        let record = try cache.partner(store, id: id) { () throws(SesameError) in
+            try StoreErrors.map { () throws(StoreError) in try store.partners.get(id: id) }
+        }
         guard let record else { throw SesameError(.notFound, "partner") }
         return Partner(record: record)
     }
@@ -201,6 +205,7 @@ public struct PartnerService: Sendable {
             throw SesameError(.invalidArgument, "partner web origins never get the relying party; register a native app")
         }
         try StoreErrors.map { () throws(StoreError) in try store.partners.createApp(record) }
+        cache.noteChange()
         return try PartnerApp(record: record)
     }
 
@@ -221,6 +226,7 @@ public struct PartnerService: Sendable {
         let moved = try StoreErrors.map { () throws(StoreError) in
             try store.partners.setAppState(partnerID: partnerID, id: appID, from: from.map(\.rawValue), to: state.rawValue, at: clock.now())
         }
+        if moved { cache.noteChange() }
         guard let app = try listApps(partnerID: partnerID).first(where: { $0.id == appID }) else { throw SesameError(.notFound, "app") }
         guard moved else { throw SesameError(.conflict, "an app in state \(app.state.rawValue) cannot become \(state.rawValue)") }
         return app
@@ -228,10 +234,12 @@ public struct PartnerService: Sendable {
 
     /// The platforms of every approved app of the project's partners.
     public func approvedPlatforms(projectID: String) throws(SesameError) -> [Platform] {
-        let records = try StoreErrors.map { () throws(StoreError) in
-            try store.partners.listApps(projectID: projectID, state: PartnerApp.State.approved.rawValue)
+        try cache.approvedPlatforms(store, projectID: projectID) { () throws(SesameError) in
+            let records = try StoreErrors.map { () throws(StoreError) in
+                try store.partners.listApps(projectID: projectID, state: PartnerApp.State.approved.rawValue)
+            }
+            return try records.map { record throws(SesameError) in try PartnerApp(record: record).platform }
         }
-        return try records.map { record throws(SesameError) in try PartnerApp(record: record).platform }
     }
 
     // MARK: Webhook endpoints

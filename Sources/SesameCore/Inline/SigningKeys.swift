@@ -57,6 +57,7 @@ public struct SigningKeyService: VerificationTokenSigner {
         let now = clock.now()
         let record = try newRecord(generation: (records.last?.generation ?? 0) + 1, activatesAt: now.addingTimeInterval(max(0, delay)))
         let inserted = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.createIfAbsent(record) }
+        secrets.cache.noteChange()
         guard inserted else { throw SesameError(.conflict, "another rotation ran at the same time") }
         return Key(kid: record.id, generation: record.generation, activatesAt: record.activatesAt, isSigning: delay <= 0)
     }
@@ -88,13 +89,21 @@ public struct SigningKeyService: VerificationTokenSigner {
     /// The reasons of a token that does not verify, and of genuine claims of another shape.
     static let invalidSignature = "invalid_signature", malformed = "malformed"
 
+    /// Every key, oldest generation first, from the configuration cache (a rotation on any node is seen within its
+    /// refresh interval); the first is made on first use.
     private func records() throws(SesameError) -> [SigningKeyRecord] {
-        let records = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.list() }
+        let list = { () throws(SesameError) -> [SigningKeyRecord] in
+            try secrets.cache.signingKeys(store) { () throws(SesameError) in
+                try StoreErrors.map { () throws(StoreError) in try store.signingKeys.list() }
+            }
+        }
+        let records = try list()
         if !records.isEmpty { return records }
         // First use: generation 1 signs at once (no token exists yet). Concurrent first uses on several nodes make one.
         let first = try newRecord(generation: 1, activatesAt: clock.now())
         _ = try StoreErrors.map { () throws(StoreError) in try store.signingKeys.createIfAbsent(first) }
-        return try StoreErrors.map { () throws(StoreError) in try store.signingKeys.list() }
+        secrets.cache.noteChange()
+        return try list()
     }
 
     /// The newest key already active.

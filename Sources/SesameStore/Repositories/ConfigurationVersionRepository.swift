@@ -1,6 +1,7 @@
-/// The configuration version: a counter that every committed change to projects, platforms, API keys or JWT secrets moves forward
-/// (database triggers bump it in the change's own transaction, whoever makes it), so a cache of that configuration
-/// can tell in one small read whether it is still current.
+/// The configuration version: a counter that every committed change to the cached configuration (projects, platforms,
+/// API keys, JWT secrets, action outcomes, partners, partner apps, signing keys) moves forward (database triggers bump
+/// it in the change's own transaction, whoever makes it), so a cache of that configuration can tell in one small read
+/// whether it is still current.
 public struct ConfigurationVersionRepository: Sendable {
     public let database: any SQLDatabase
 
