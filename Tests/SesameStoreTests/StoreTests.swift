@@ -404,6 +404,14 @@ struct StoreTests {
         #expect(try !store.credentials.rename(userID: "u2", id: "c1", name: "Stolen"))
         #expect(try store.credentials.get(id: "c1")?.name == "Laptop")
         #expect(try store.credentials.list(userID: "u1").map(\.id) == ["c1", "c2"])
+        // With the user's project and status in the same read: none for another project, a status the user is not in,
+        // or a user without passkeys.
+        #expect(try store.credentials.list(userID: "u1", projectID: "p1", status: UserRecord.active) == store.credentials.list(userID: "u1"))
+        #expect(try store.credentials.list(userID: "u1", projectID: "p2", status: UserRecord.active).isEmpty)
+        #expect(try store.credentials.list(userID: "u2", projectID: "p1", status: UserRecord.active).isEmpty)
+        #expect(try store.users.setStatus(projectID: "p1", id: "u1", status: UserRecord.blocked, at: t0))
+        #expect(try store.credentials.list(userID: "u1", projectID: "p1", status: UserRecord.active).isEmpty)
+        #expect(try store.credentials.list(userID: "u1", projectID: "p1", status: UserRecord.blocked).map(\.id) == ["c1", "c2"])
         #expect(try store.credentials.count(projectID: "p1") == 2)
         #expect(try store.credentials.count(userID: "u1") == 2)
         #expect(try !store.credentials.delete(userID: "u2", id: "c1"))

@@ -282,8 +282,8 @@ public struct InlinePasskeyService: Sendable {
     /// A person's passkeys on the project's relying party; none while the person is blocked.
     func usableCredentials(userID: String, project: Project) throws(SesameError) -> [SesameStore.CredentialRecord] {
         try StoreErrors.map { () throws(StoreError) in
-            guard try sesame.store.users.get(projectID: project.id, id: userID)?.status == UserRecord.active else { return [] }
-            return try sesame.store.credentials.list(userID: userID).filter { $0.rpID == project.relyingPartyID }
+            try sesame.store.credentials.list(userID: userID, projectID: project.id, status: UserRecord.active)
+                .filter { $0.rpID == project.relyingPartyID }
         }
     }
 
