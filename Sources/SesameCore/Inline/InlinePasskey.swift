@@ -159,7 +159,7 @@ struct InlineCeremony {
                 }
                 switch completion {
                 case .done(let outcome): return .ended(outcome)
-                case .next(let prepared): return try CompletionRoutine.write(prepared, in: transaction) ? .completed : .ended(.requestClosed)
+                case .next(let prepared): return .ended(try CompletionRoutine.write(prepared, in: transaction) ? .verified : .requestClosed)
                 }
             }
         } catch where error.code == .conflict {
@@ -174,7 +174,6 @@ struct InlineCeremony {
             return .completionFailed
         }
         switch written {
-        case .completed: return .verified
         case .ended(let outcome): return outcome
         case .refused(let error): return try refusal(error)
         }
@@ -182,7 +181,6 @@ struct InlineCeremony {
 
     /// How the transaction of ``complete(_:_:policy:identification:prepare:)`` ended.
     private enum Written {
-        case completed
         case ended(InlineVerdict)
         case refused(SesameError)
     }
