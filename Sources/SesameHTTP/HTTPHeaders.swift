@@ -81,6 +81,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, E
         fields.removeAll { Self.namesMatch($0.name, name) }
     }
 
+    /// Makes room for `capacity` fields in all, so that adding them allocates once.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// The number of fields.
     public var count: Int { fields.count }
 
@@ -90,7 +95,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, E
         fields.lazy.map { (name: $0.name, value: $0.value) }.makeIterator()
     }
 
-    private static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+    /// Whether two header names are equal ignoring ASCII case.
+    static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
         guard lhs.utf8.count == rhs.utf8.count else { return false }
         // Over the contiguous UTF-8 (every header is looked up several times per request; an iterator pair costs more).
         var lhs = lhs, rhs = rhs

@@ -13,19 +13,20 @@ extension HTTPRequest {
     /// - Returns: The identifier.
     public static func makeID() -> String {
         let count = requestIDCount.add(1, ordering: .relaxed).newValue
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        for half: UInt8 in 0...1 {
-            var hasher = Hasher()
-            requestIDKey.withUnsafeBytes { hasher.combine(bytes: $0) }
-            hasher.combine(count)
-            hasher.combine(half)
-            let value = UInt64(bitPattern: Int64(hasher.finalize()))
-            for shift in stride(from: 60, through: 0, by: -4) {
-                text.append(digits[Int(value >> UInt64(shift) & 0x0F)])
+        // Written straight into the string's storage: one allocation per identifier.
+        return String(unsafeUninitializedCapacity: 32) { text in
+            for half: UInt8 in 0...1 {
+                var hasher = Hasher()
+                requestIDKey.withUnsafeBytes { hasher.combine(bytes: $0) }
+                hasher.combine(count)
+                hasher.combine(half)
+                let value = UInt64(bitPattern: Int64(hasher.finalize()))
+                for digit in 0..<16 {
+                    let nibble = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * digit)) & 0x0F
+                    text[Int(half) * 16 + digit] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                }
             }
+            return 32
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -12,6 +12,8 @@ func readRequest(
     maximumQueryArguments: Int
 ) -> (request: HTTPRequest, tooManyArguments: Bool) {
     var headers = HTTPHeaders()
+    // With no iterator, libmicrohttpd only counts the fields.
+    headers.reserveCapacity(max(0, Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))))
     withUnsafeMutablePointer(to: &headers) { pointer in
         _ = MHD_get_connection_values(connection, .HEADER_KIND, sesameCollectHeader, pointer)
     }
@@ -28,15 +30,19 @@ func readRequest(
             _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, sesameCollectQuery, pointer)
         }
     }
-    var address = [CChar](repeating: 0, count: 64)
-    _ = csesame_mhd_client_address(connection, &address, address.count)
+    let remoteAddress = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { address in
+        guard let base = address.baseAddress else { return "" }
+        address.initialize(repeating: 0)
+        _ = csesame_mhd_client_address(connection, base, address.count)
+        return String(cString: base)
+    }
     let request = HTTPRequest(
         method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? ""),
         // libmicrohttpd passes the path percent-decoded and without the query string.
         path: url.map { String(cString: $0) } ?? "",
         query: query,
         headers: headers,
-        remoteAddress: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        remoteAddress: remoteAddress
     )
     return (request, tooManyArguments)
 }

@@ -27,7 +27,8 @@ func queueResponse(
     guard let mhdResponse = created else { return (.NO, response) }
     defer { MHD_destroy_response(mhdResponse) }
     for (name, value) in response.headers where !isTransportHeader(name) {
-        _ = MHD_add_response_header(mhdResponse, name, value)
+        // `withCString`, not the implicit conversion: that copies a small (inline) string to the heap first.
+        _ = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
     }
     if closing {
         _ = MHD_add_response_header(mhdResponse, "Connection", "close")
@@ -43,6 +44,5 @@ private func sesameNeverReadBody(
 }
 
 private func isTransportHeader(_ name: String) -> Bool {
-    let lowered = name.lowercased()
-    return lowered == "content-length" || lowered == "transfer-encoding"
+    HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding")
 }

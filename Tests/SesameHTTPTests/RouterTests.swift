@@ -223,6 +223,7 @@ struct RouterTests {
         let consecutive = (0..<1000).map { _ in HTTPRequest.makeID() }
         // Eight hex digits of a counter (or a timestamp) would repeat across consecutive ids; keyed hash outputs do not.
         #expect(Set(consecutive.map { $0.prefix(8) }).count > 990 && Set(consecutive.map { $0.suffix(8) }).count > 990)
+        #expect(Set(consecutive.joined()) == Set("0123456789abcdef"), "every hex digit occurs")
     }
 
     @Test("transport rejections render in the mount's shape")
