@@ -63,11 +63,36 @@ final class ConfigurationCache: Sendable {
         self.refreshInterval = min(max(refreshInterval, .zero), Sesame.longestConfigurationRefresh)
     }
 
-    /// One request's reading of the configuration version, used by one request on one thread at a time.
+    /// One request's reading of the configuration version. Each thread has one, which the requests it serves use one
+    /// after another (``Sesame/servingOneRequest(_:)``), so a request costs no allocation; only its thread touches it.
     final class RequestMemo: @unchecked Sendable {
         var version: Int64?
+        /// Whether a request is being served on this memo's thread.
+        var serving = false
+
         /// The memo of the request being served on this thread, if any.
-        @TaskLocal static var current: RequestMemo?
+        static var current: RequestMemo? {
+            guard let pointer = pthread_getspecific(key) else { return nil }
+            let memo = Unmanaged<RequestMemo>.fromOpaque(pointer).takeUnretainedValue()
+            return memo.serving ? memo : nil
+        }
+
+        /// This thread's memo, made on its first request; released when the thread exits.
+        static func forThisThread() -> RequestMemo {
+            if let pointer = pthread_getspecific(key) { return Unmanaged<RequestMemo>.fromOpaque(pointer).takeUnretainedValue() }
+            let memo = RequestMemo()
+            pthread_setspecific(key, Unmanaged.passRetained(memo).toOpaque())
+            return memo
+        }
+
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            let status = pthread_key_create(&key) { pointer in
+                if let pointer { Unmanaged<RequestMemo>.fromOpaque(pointer).release() }
+            }
+            precondition(status == 0, "pthread_key_create failed: \(status)")
+            return key
+        }()
     }
 
     /// Version reads made so far, by every request (tests count them).

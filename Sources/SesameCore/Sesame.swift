@@ -50,7 +50,12 @@ public struct Sesame: Sendable {
     /// Serves one request in `body`: its configuration lookups all use the version its first lookup saw, read at most
     /// once per refresh interval (see ``ConfigurationCache``). The server wraps every request in it.
     public static func servingOneRequest<T>(_ body: () throws -> T) rethrows -> T {
-        try ConfigurationCache.RequestMemo.$current.withValue(ConfigurationCache.RequestMemo(), operation: body)
+        let memo = ConfigurationCache.RequestMemo.forThisThread()
+        // A request served within another (a test's) has a reading of its own; the outer one's is back afterwards.
+        let outer = (memo.serving, memo.version)
+        (memo.serving, memo.version) = (true, nil)
+        defer { (memo.serving, memo.version) = outer }
+        return try body()
     }
 
     /// Creates the domain over an opened store.

@@ -188,6 +188,19 @@ extension Backend {
             try sesame.apiKeys.revoke(projectID: project.id, id: other.id)
             #expect(throws: SesameError.code(.unauthorized)) { try sesame.apiKeys.authenticate(otherSecret, requiring: .usersWrite) }
         }
+        // A request served within another reads the version for itself; the outer one goes on with its own reading.
+        try Sesame.servingOneRequest {
+            _ = try sesame.projects.get(project.id)
+            let reads = cache.versionReadCount
+            try Sesame.servingOneRequest { _ = try sesame.projects.get(project.id) }
+            _ = try sesame.projects.get(project.id)
+            #expect(cache.versionReadCount == reads + 1)
+        }
+        // After the requests, lookups on this thread are outside any request again.
+        before = cache.versionReadCount
+        _ = try sesame.projects.get(project.id)
+        _ = try sesame.projects.get(project.id)
+        #expect(cache.versionReadCount == before + 2)
     }
 
     @Test("an action code's default outcome set in the store is seen by the next track; one set in a request at once",
