@@ -165,6 +165,11 @@ public struct CeremonyEngine: Sendable {
     /// is verified against the challenge as stored (reads only), then the challenge is taken back for `binding`, the
     /// use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused one too (then
     /// that is its only write); of concurrent finishes of one challenge exactly one gets it.
+    ///
+    /// Where the challenge is a database row the caller has not read (PostgreSQL), it is taken first and the answer
+    /// verified against it inside the transaction, which saves the round trip of reading it beforehand; a refusal then
+    /// commits the taking alone. Where it is held in memory (SQLite, whose writers are serialized), reading it costs
+    /// nothing and the verification runs before the write transaction, outside the write lock.
     /// - Parameters:
     ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
     ///     again; checked the same way.
@@ -181,21 +186,37 @@ public struct CeremonyEngine: Sendable {
         case .accountSession, .actionRegistration, .idCreation: throw Self.challengeExpired
         case .signIn, .verificationRequest, .handOff, .action: break
         }
-        let assertion: AuthenticatedPasskey
-        do {
-            let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
-            assertion = try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
-                                                 identification: identification, userVerification: userVerification)
-        } catch {
-            // Refused (or never this binding's): the challenge is used up all the same, and if another finish took it
-            // first, this one reports that, as if it had come second.
-            _ = try consume(challengeID, binding: binding, project: project)
-            throw error
+        let takeFirst = stored == nil && store.challengeMemory(for: binding) == nil
+        var verifiedFirst: AuthenticatedPasskey?
+        if !takeFirst {
+            do {
+                let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
+                verifiedFirst = try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
+                                                         identification: identification, userVerification: userVerification)
+            } catch {
+                // Refused (or never this binding's): the challenge is used up all the same, and if another finish took it
+                // first, this one reports that, as if it had come second.
+                _ = try consume(challengeID, binding: binding, project: project)
+                throw error
+            }
         }
         let now = clock.now()
         let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
             try store.transaction { transaction throws(StoreError) -> FinishOutcome<T> in
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
+                let assertion: AuthenticatedPasskey
+                if let verifiedFirst {
+                    assertion = verifiedFirst
+                } else {
+                    do throws(SesameError) {
+                        assertion = try verifyAuthentication(credentialJSON, challenge: taken, project: project, policy: policy,
+                                                             identification: identification, userVerification: userVerification,
+                                                             reading: transaction)
+                    } catch {
+                        // Refused: the transaction commits the challenge's taking alone.
+                        return .refused(error)
+                    }
+                }
                 do throws(StoreError) {
                     if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction) {
                         return .refused(refusal)
@@ -233,6 +254,16 @@ public struct CeremonyEngine: Sendable {
                                      identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
         throws(SesameError) -> AuthenticatedPasskey
     {
+        try verifyAuthentication(credentialJSON, challenge: challenge, project: project, policy: policy, identification: identification,
+                                 userVerification: userVerification, reading: store)
+    }
+
+    /// ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` reading the passkey and its
+    /// owner from `repositories` (a transaction's, so that it needs no second connection).
+    private func verifyAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
+                                      identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
+                                      reading repositories: some Repositories) throws(SesameError) -> AuthenticatedPasskey
+    {
         guard challenge.rpID == policy.id else {
             throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
         }
@@ -241,7 +272,7 @@ public struct CeremonyEngine: Sendable {
         do { credential = try AuthenticationCredential(json: credentialJSON) } catch { throw SesameError.verification(error) }
         // §7.2 steps 5-7: the credential by rawId among the project's passkeys on this relying party, and its owner.
         let found = try StoreErrors.map { () throws(StoreError) in
-            try store.credentials.findWithOwner(rpID: policy.id, credentialID: credential.rawID)
+            try repositories.credentials.findWithOwner(rpID: policy.id, credentialID: credential.rawID)
         }
         guard let (stored, owner) = found, stored.projectID == project.id, owner.projectID == project.id
         else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
@@ -251,7 +282,7 @@ public struct CeremonyEngine: Sendable {
         // The owner is known from the record: a returned handle must name it.
         case .linkedPerson: userIdentification = .identified(expectedUserHandle: nil)
         case .identifiedUser(let userID):
-            let user = try StoreErrors.map { () throws(StoreError) in try store.users.get(projectID: project.id, id: userID) }
+            let user = try StoreErrors.map { () throws(StoreError) in try repositories.users.get(projectID: project.id, id: userID) }
             guard let user else { throw SesameError(.verificationFailed, "the identified user is gone", reason: "unknown_credential") }
             userIdentification = .identified(expectedUserHandle: user.userHandle)
         }
