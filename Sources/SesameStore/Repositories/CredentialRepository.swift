@@ -146,14 +146,13 @@ public struct CredentialRepository: Sendable {
     /// The passkeys of user `userID` of project `projectID` while the user's status is `status`, oldest first (none
     /// otherwise): the user and their passkeys in one read.
     public func list(userID: String, projectID: String, status: String) throws(StoreError) -> [CredentialRecord] {
-        try database.query(
-            """
-            SELECT \(sqlQualified(Self.columns, "c")) FROM credentials c JOIN users u ON u.id = c.user_id
-            WHERE c.user_id = $1 AND u.project_id = $2 AND u.status = $3 ORDER BY c.created_at, c.id
-            """,
-            [.text(userID), .text(projectID), .text(status)]
-        ).map(Self.record)
+        try database.query(Self.listWithOwnerStatus, [.text(userID), .text(projectID), .text(status)]).map(Self.record)
     }
+
+    private static let listWithOwnerStatus = """
+        SELECT \(sqlQualified(columns, "c")) FROM credentials c JOIN users u ON u.id = c.user_id
+        WHERE c.user_id = $1 AND u.project_id = $2 AND u.status = $3 ORDER BY c.created_at, c.id
+        """
 
     /// Renames one of a user's passkeys, recording `time` as its `updatedAt` when given.
     /// - Returns: whether the passkey exists for that user.
