@@ -665,6 +665,12 @@ enum Schema {
                 ("signing_keys", "INSERT OR UPDATE OR DELETE"),
             ], dialect)
         },
+        Migration(version: 18, name: "webhook deliveries by event: an event's pending deliveries without a scan of every delivery") { _ in
+            // Whether an event has a delivery pending is asked after every round of deliveries (to erase its token), by
+            // the purge, and by the cascade of an event's deletion: without the index each asking read every delivery,
+            // so a drain slowed down as the outbox grew.
+            ["CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id, state)"]
+        },
     ]
 
     /// Triggers that bump the configuration version in the same transaction as any of these events on these tables

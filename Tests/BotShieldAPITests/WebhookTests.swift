@@ -301,6 +301,10 @@ import WebAuthn
         let waiting = try Self.delivery(harness, requestID: first)
         #expect(waiting.state == WebhookDeliveryRecord.abandoned, "the endpoint's other pending delivery is abandoned")
         #expect(try harness.sesame.store.webhooks.attempts(deliveryID: waiting.id).map(\.httpStatus) == [500])
+        // Nothing is left to deliver for either event, so neither keeps its token: the second's delivery was the round's,
+        // the first's was abandoned with the endpoint.
+        #expect(try Self.event(harness, requestID: second).event.sealedToken == nil)
+        #expect(try Self.event(harness, requestID: first).event.sealedToken == nil, "erased with the endpoint's abandoned delivery")
 
         // No further attempts for the old deliveries, and a new event queues nothing for the disabled endpoint.
         harness.clock.advance(by: 86_400)

@@ -283,14 +283,14 @@ public struct WebhookRepository: Sendable {
                 if finish.disableEndpoint { disabled.append(finish.endpointID) }
             }
             guard !recorded.isEmpty else { return 0 }
-            // Delivered, failed or abandoned everywhere: an event's token is no longer needed.
-            let endpoints = disabled.isEmpty ? "NULL" : sqlPlaceholders(disabled.count, after: recorded.count + 1)
+            // Delivered, failed or abandoned everywhere: an event's token is no longer needed. The deliveries of disabled
+            // endpoints are asked for only when there are some (an `OR` on the unindexed endpoint reads every delivery).
+            let ofDisabled = disabled.isEmpty ? "" : " OR endpoint_id IN (\(sqlPlaceholders(disabled.count, after: recorded.count + 1)))"
             try connection.execute(
                 """
                 UPDATE webhook_events SET sealed_token = NULL
                 WHERE sealed_token IS NOT NULL
-                AND id IN (SELECT event_id FROM webhook_deliveries WHERE id IN (\(sqlPlaceholders(recorded.count, after: 1)))
-                           OR endpoint_id IN (\(endpoints)))
+                AND id IN (SELECT event_id FROM webhook_deliveries WHERE id IN (\(sqlPlaceholders(recorded.count, after: 1)))\(ofDisabled))
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $1)
                 """,
                 [.text(WebhookDeliveryRecord.pending)] + recorded.map { .text($0) } + disabled.map { .text($0) }
