@@ -430,6 +430,19 @@ final class Outcomes: Sendable {
         #expect(try world.storedSignCount() == 2)
     }
 
+    @Test("a storage failure while the answer is verified is reported as itself, not as a refusal", arguments: Backend.allCases)
+    func storageFailureWhileVerifying(backend: Backend) throws {
+        var world = try World(backend)
+        let challenge = try world.challenge(.signIn)
+        // The passkeys' table is gone under the finish: reading the answering passkey fails.
+        try world.sesame.store.database.execute("ALTER TABLE credentials RENAME TO credentials_away", [])
+        let failure = try #require(throws: SesameError.self) { try Self.finish(world, challenge) }
+        try world.sesame.store.database.execute("ALTER TABLE credentials_away RENAME TO credentials", [])
+        #expect(failure.code == .internalFailure && failure.detail.contains("credentials"), "\(failure)")
+        #expect(try world.storedSignCount() == 0)
+        #expect(try Self.tokenOwners(world).isEmpty)
+    }
+
     @Test("a refused finish uses the challenge up: the genuine answer after it finds it used", arguments: Backend.allCases)
     func refusedUsesUp(backend: Backend) throws {
         var world = try World(backend)

@@ -212,6 +212,10 @@ public struct CeremonyEngine: Sendable {
                         assertion = try verifyAuthentication(credentialJSON, challenge: taken, project: project, policy: policy,
                                                              identification: identification, userVerification: userVerification,
                                                              reading: transaction)
+                    } catch where error.code == .unavailable || error.code == .internalFailure {
+                        // A storage failure is no refusal: the transaction rolls back with it (the challenge stays), and
+                        // it is reported as itself.
+                        throw StoreError(error.code == .unavailable ? .unavailable : .internalFailure, error.detail)
                     } catch {
                         // Refused: the transaction commits the challenge's taking alone.
                         return .refused(error)
