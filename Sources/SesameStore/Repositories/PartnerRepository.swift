@@ -104,21 +104,24 @@ public struct PartnerRepository: Sendable {
     /// - Throws: ``StoreError/Code/conflict`` when the ID exists, ``StoreError/Code/notFound`` when the project does not.
     public func create(_ partner: PartnerRecord) throws(StoreError) {
         try database.execute(
-            "INSERT INTO partners (id, project_id, name, created_at) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO partners (\(Self.partnerColumns)) VALUES ($1, $2, $3, $4)",
             [.text(partner.id), .text(partner.projectID), .text(partner.name), .date(partner.createdAt)]
         )
     }
 
     public func get(id: String) throws(StoreError) -> PartnerRecord? {
-        try database.queryFirst("SELECT id, project_id, name, created_at FROM partners WHERE id = $1", [.text(id)]).map(Self.partner)
+        try database.queryFirst("SELECT \(Self.partnerColumns) FROM partners WHERE id = $1", [.text(id)]).map(Self.partner)
     }
 
     /// The partners of a project, oldest first.
     public func list(projectID: String) throws(StoreError) -> [PartnerRecord] {
         try database.query(
-            "SELECT id, project_id, name, created_at FROM partners WHERE project_id = $1 ORDER BY created_at, id", [.text(projectID)]
+            "SELECT \(Self.partnerColumns) FROM partners WHERE project_id = $1 ORDER BY created_at, id", [.text(projectID)]
         ).map(Self.partner)
     }
+
+    private static let partnerColumns = "id, project_id, name, created_at"
+    private static let partnerColumnCount = sqlColumnNames(partnerColumns).count
 
     private static func partner(_ row: SQLRow) throws(StoreError) -> PartnerRecord {
         PartnerRecord(id: try row.text("id"), projectID: try row.text("project_id"), name: try row.text("name"),
@@ -128,6 +131,7 @@ public struct PartnerRepository: Sendable {
     // MARK: Secrets
 
     private static let secretColumns = "id, partner_id, environment, kind, secret_hash, created_at, expires_at, revoked_at"
+    private static let secretColumnCount = sqlColumnNames(secretColumns).count
 
     /// Inserts an API key or grant.
     public func createSecret(_ secret: PartnerSecretRecord) throws(StoreError) {
@@ -143,19 +147,16 @@ public struct PartnerRepository: Sendable {
     /// The unrevoked, unexpired secret of this kind with this hash, and its partner, in one read. An index equality on
     /// a hash of a 256-bit secret, so its timing reveals nothing useful.
     public func findSecret(hash: [UInt8], kind: String, now: Date) throws(StoreError) -> (secret: PartnerSecretRecord, partner: PartnerRecord)? {
-        guard let row = try database.queryFirst(
-            """
-            SELECT s.id, s.partner_id, s.environment, s.kind, s.secret_hash, s.created_at, s.expires_at, s.revoked_at,
-                   p.project_id, p.name, p.created_at AS partner_created_at
-            FROM partner_secrets s JOIN partners p ON p.id = s.partner_id
-            WHERE s.secret_hash = $1 AND s.kind = $2 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3)
-            """,
-            [.blob(hash), .text(kind), .date(now)]
-        ) else { return nil }
-        let partner = PartnerRecord(id: try row.text("partner_id"), projectID: try row.text("project_id"), name: try row.text("name"),
-                                    createdAt: try row.date("partner_created_at"))
-        return (try Self.secret(row), partner)
+        guard let row = try database.queryFirst(Self.findSecretWithPartner, [.blob(hash), .text(kind), .date(now)]) else { return nil }
+        let parts = try row.split(Self.secretColumnCount, Self.partnerColumnCount)
+        return (try Self.secret(parts[0]), try Self.partner(parts[1]))
     }
+
+    private static let findSecretWithPartner = """
+        SELECT \(sqlQualified(secretColumns, "s")), \(sqlQualified(partnerColumns, "p"))
+        FROM partner_secrets s JOIN partners p ON p.id = s.partner_id
+        WHERE s.secret_hash = $1 AND s.kind = $2 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3)
+        """
 
     /// A partner's API keys (revoked ones included), oldest first.
     public func listKeys(partnerID: String) throws(StoreError) -> [PartnerSecretRecord] {
