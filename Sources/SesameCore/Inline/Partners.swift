@@ -145,6 +145,10 @@ public struct PartnerService: Sendable {
     }
 
     /// Opens a 5-minute grant in the caller's environment.
+    ///
+    /// The grant is ceremony state in flight, written as bookkeeping (its commit does not wait for the disk): a power
+    /// cut can only lose it as its expiry would (`invalid_grant`, and the partner opens another), and the verification
+    /// link it opens is a durable commit, whose flush carries the grant with it.
     public func openGrant(_ caller: PartnerCaller) throws(SesameError) -> PartnerGrant {
         let secret = Identifiers.secret(prefix: Self.grantPrefix)
         let now = clock.now()
@@ -152,7 +156,7 @@ public struct PartnerService: Sendable {
             id: Identifiers.unique(), partnerID: caller.partner.id, environment: caller.environment.rawValue, kind: PartnerSecretRecord.grant,
             secretHash: Identifiers.hash(secret), createdAt: now, expiresAt: now.addingTimeInterval(Self.grantLifetime)
         )
-        try StoreErrors.map { () throws(StoreError) in try store.partners.createSecret(record) }
+        try StoreErrors.map { () throws(StoreError) in try store.partners.createSecret(record, durability: .process) }
         return PartnerGrant(secret: secret, expiresAt: now.addingTimeInterval(Self.grantLifetime))
     }
 

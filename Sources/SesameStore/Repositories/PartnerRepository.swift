@@ -134,14 +134,18 @@ public struct PartnerRepository: Sendable {
     private static let secretColumnCount = sqlColumnNames(secretColumns).count
 
     /// Inserts an API key or grant.
-    public func createSecret(_ secret: PartnerSecretRecord) throws(StoreError) {
-        try database.execute(
-            "INSERT INTO partner_secrets (\(Self.secretColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            [
-                .text(secret.id), .text(secret.partnerID), .text(secret.environment), .text(secret.kind), .blob(secret.secretHash),
-                .date(secret.createdAt), .date(secret.expiresAt), .date(secret.revokedAt),
-            ]
-        )
+    /// - Parameter durability: ``Durability/process`` writes it as bookkeeping (``SQLDatabase/bookkeeping(_:_:)``), for
+    ///   a grant, which lives only for the verifications opened in its few minutes.
+    public func createSecret(_ secret: PartnerSecretRecord, durability: Durability = .full) throws(StoreError) {
+        let sql = "INSERT INTO partner_secrets (\(Self.secretColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        let values: [SQLValue] = [
+            .text(secret.id), .text(secret.partnerID), .text(secret.environment), .text(secret.kind), .blob(secret.secretHash),
+            .date(secret.createdAt), .date(secret.expiresAt), .date(secret.revokedAt),
+        ]
+        switch durability {
+        case .full: try database.execute(sql, values)
+        case .process: _ = try database.bookkeeping(sql, values)
+        }
     }
 
     /// The unrevoked, unexpired secret of this kind with this hash, and its partner, in one read. An index equality on
