@@ -172,6 +172,10 @@ public protocol SQLConnection {
     /// statement or the commit, in one round trip, and its failure fails that call (and the transaction); elsewhere
     /// it runs now, as ``execute(_:_:)``.
     func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
+    /// Sends a read ahead. Inside a PostgreSQL transaction it goes out with the next statement or the commit, in one
+    /// round trip, and the same read (statement and parameters) later in the transaction is answered from its rows;
+    /// its failure fails the call that carried it (and the transaction). Elsewhere it does nothing.
+    func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
 }
 
 /// A database: a pool of connections that runs single statements and transactions.
@@ -191,6 +195,8 @@ public protocol SQLDatabase: Sendable {
     /// Runs a write whose changed-row count nobody needs: in a transaction as ``SQLConnection/enqueue(_:_:)``, else
     /// now.
     func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
+    /// Sends a read ahead: in a transaction as ``SQLConnection/prefetch(_:_:)``, else nothing.
+    func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
     /// Runs one bookkeeping statement (autocommit) and returns its rows: a counter, a last-use time or a new challenge,
     /// whose commit survives a crash of Sesame but does not wait for stable storage (``Durability/process``), so a power
     /// loss may lose its last moments. Nothing a client is told rests on it beyond a ceremony in flight (which then
@@ -204,6 +210,8 @@ public protocol SQLDatabase: Sendable {
 extension SQLConnection {
     /// Runs the write now, as `execute`.
     public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) { try execute(sql, parameters) }
+    /// Nothing: the read runs when it is asked.
+    public func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {}
     /// Runs a statement without parameters.
     @discardableResult func execute(_ sql: String) throws(StoreError) -> Int { try execute(sql, []) }
     /// The first row of a query, if any.
@@ -215,6 +223,8 @@ extension SQLConnection {
 extension SQLDatabase {
     /// Runs the write now, as `execute`.
     public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) { try execute(sql, parameters) }
+    /// Nothing: the read runs when it is asked.
+    public func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {}
     /// The first row of a query, if any.
     func queryFirst(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> SQLRow? {
         try query(sql, parameters).first

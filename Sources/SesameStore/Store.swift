@@ -158,6 +158,11 @@ private final class TransactionScope: SQLDatabase, @unchecked Sendable {
         try connection.enqueue(sql, parameters)
     }
 
+    func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {
+        check()
+        try connection.prefetch(sql, parameters)
+    }
+
     func bookkeeping(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
         try query(sql, parameters)
     }

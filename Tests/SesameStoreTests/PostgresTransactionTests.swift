@@ -137,4 +137,87 @@ import Testing
         try database.enqueue("INSERT INTO rows (id, note) VALUES (21, 'now')", [])
         #expect(try Self.storedIDs(database) == [21])
     }
+
+    /// Two databases on one fresh database (one connection each), with rows 1 (`before`) and 2 (`two`).
+    static func twoDatabases() throws -> (PostgresDatabase, other: PostgresDatabase) {
+        let url = try PostgresCluster.shared.createDatabase()
+        let database = try PostgresDatabase(url: url, poolSize: 1)
+        try database.execute("CREATE TABLE rows (id BIGINT PRIMARY KEY, note TEXT NOT NULL)", [])
+        try database.execute("INSERT INTO rows (id, note) VALUES (1, 'before'), (2, 'two')", [])
+        return (database, try PostgresDatabase(url: url, poolSize: 1))
+    }
+
+    static let noteByID = "SELECT note FROM rows WHERE id = $1"
+
+    @Test("a read sent ahead goes out with the next statement and answers the same read once; other reads run themselves")
+    func prefetchedRead() throws {
+        let (database, other) = try Self.twoDatabases()
+        let notes = try database.transaction { connection throws(StoreError) -> [String?] in
+            try connection.prefetch(Self.noteByID, [.integer(1)])
+            try connection.execute("INSERT INTO rows (id, note) VALUES (3, 'three')", [])
+            // Committed after the read went out: a read now would see it (read committed).
+            try other.execute("UPDATE rows SET note = 'after' WHERE id = 1", [])
+            return [
+                try connection.query(Self.noteByID, [.integer(1)]).first?.text("note"),
+                try connection.query(Self.noteByID, [.integer(1)]).first?.text("note"),
+                try connection.query(Self.noteByID, [.integer(2)]).first?.text("note"),
+            ]
+        }
+        #expect(notes == ["before", "after", "two"])
+        #expect(try Self.storedIDs(database) == [1, 2, 3])
+    }
+
+    @Test("a read sent ahead and never asked ends with its transaction: the next transaction reads for itself")
+    func prefetchedReadEndsWithTransaction() throws {
+        let (database, other) = try Self.twoDatabases()
+        try database.transaction { connection throws(StoreError) in
+            try connection.prefetch(Self.noteByID, [.integer(2)])
+            try connection.execute("INSERT INTO rows (id, note) VALUES (3, 'three')", [])
+        }
+        try other.execute("UPDATE rows SET note = 'changed' WHERE id = 2", [])
+        let note = try database.transaction { connection throws(StoreError) in
+            try connection.query(Self.noteByID, [.integer(2)]).first?.text("note")
+        }
+        #expect(note == "changed")
+    }
+
+    @Test("a read sent ahead and asked before any other statement is read then, with what was sent before it")
+    func prefetchedReadAskedAtOnce() throws {
+        let (database, _) = try Self.twoDatabases()
+        let note = try database.transaction { connection throws(StoreError) -> String? in
+            try connection.enqueue("UPDATE rows SET note = 'queued' WHERE id = 1", [])
+            try connection.prefetch(Self.noteByID, [.integer(1)])
+            return try connection.query(Self.noteByID, [.integer(1)]).first?.text("note")
+        }
+        #expect(note == "queued")
+        #expect(try database.query(Self.noteByID, [.integer(1)]).first?.text("note") == "queued")
+        // Outside a transaction there is nothing to send it with: a read sent ahead does nothing.
+        try database.prefetch("SELECT missing FROM nowhere", [])
+    }
+
+    @Test("a read sent ahead that fails fails the call that carries it, or the next read, and the whole transaction rolls back")
+    func failingPrefetchedRead() throws {
+        let (database, _) = try Self.twoDatabases()
+        let pid = try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid")
+        // Fails as it runs (SQLSTATE 22012, division by zero), not as it is prepared.
+        let failing = "SELECT note, 1 / ($1 - 1) AS quotient FROM rows WHERE id = $1"
+        let carried = #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (3, 'three')", [])
+                try connection.prefetch(failing, [.integer(1)])
+                try connection.execute("INSERT INTO rows (id, note) VALUES (4, 'four')", [])
+            }
+        }
+        #expect(carried?.detail.contains("22012") == true, "\(String(describing: carried))")
+        let asked = #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.execute("INSERT INTO rows (id, note) VALUES (3, 'three')", [])
+                try connection.prefetch(failing, [.integer(1)])
+                _ = try connection.query(failing, [.integer(1)])
+            }
+        }
+        #expect(asked?.detail.contains("22012") == true, "\(String(describing: asked))")
+        #expect(try Self.storedIDs(database) == [1, 2])
+        #expect(try database.query("SELECT pg_backend_pid() AS pid", []).first?.integer("pid") == pid)
+    }
 }

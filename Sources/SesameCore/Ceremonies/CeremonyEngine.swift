@@ -203,13 +203,16 @@ public struct CeremonyEngine: Sendable {
         let now = clock.now()
         let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
             try store.transaction { transaction throws(StoreError) -> FinishOutcome<T> in
+                // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
+                let parsed = verifiedFirst == nil ? try? AuthenticationCredential(json: credentialJSON) : nil
+                if let parsed { try transaction.credentials.prefetchWithOwner(rpID: policy.id, credentialID: parsed.rawID) }
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
                 let assertion: AuthenticatedPasskey
                 if let verifiedFirst {
                     assertion = verifiedFirst
                 } else {
                     do throws(SesameError) {
-                        assertion = try verifyAuthentication(credentialJSON, challenge: taken, project: project, policy: policy,
+                        assertion = try verifyAuthentication(credentialJSON, parsed: parsed, challenge: taken, project: project, policy: policy,
                                                              identification: identification, userVerification: userVerification,
                                                              reading: transaction)
                     } catch where error.code == .unavailable || error.code == .internalFailure {
@@ -264,16 +267,22 @@ public struct CeremonyEngine: Sendable {
 
     /// ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` reading the passkey and its
     /// owner from `repositories` (a transaction's, so that it needs no second connection).
-    private func verifyAuthentication(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
-                                      identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
-                                      reading repositories: some Repositories) throws(SesameError) -> AuthenticatedPasskey
+    /// - Parameter parsed: `credentialJSON` as the caller parsed it already.
+    private func verifyAuthentication(_ credentialJSON: [UInt8], parsed: AuthenticationCredential? = nil, challenge: ChallengeRecord,
+                                      project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
+                                      userVerification: UserVerificationPolicy, reading repositories: some Repositories)
+        throws(SesameError) -> AuthenticatedPasskey
     {
         guard challenge.rpID == policy.id else {
             throw SesameError(.expired, "the relying party changed during the ceremony", reason: "relying_party_changed")
         }
-        // §7.2 steps 1-3: parse the response.
+        // §7.2 steps 1-3: parse the response (unless the caller did).
         let credential: AuthenticationCredential
-        do { credential = try AuthenticationCredential(json: credentialJSON) } catch { throw SesameError.verification(error) }
+        if let parsed {
+            credential = parsed
+        } else {
+            do { credential = try AuthenticationCredential(json: credentialJSON) } catch { throw SesameError.verification(error) }
+        }
         // §7.2 steps 5-7: the credential by rawId among the project's passkeys on this relying party, and its owner.
         let found = try StoreErrors.map { () throws(StoreError) in
             try repositories.credentials.findWithOwner(rpID: policy.id, credentialID: credential.rawID)

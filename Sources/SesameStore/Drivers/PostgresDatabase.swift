@@ -6,8 +6,8 @@ import Foundation
 /// Every statement is prepared once per connection and run with bound parameters (text format; byte strings in binary
 /// format as `bytea`), never by splicing values into SQL. Connections run with `synchronous_commit = on`, or `off` with
 /// ``Durability/process``, whatever the server's default. A transaction's BEGIN goes out with its first statement, and
-/// an enqueued write (``SQLDatabase/enqueue(_:_:)``) with the next statement or the COMMIT, in one round trip (libpq's
-/// pipeline mode). Transactions run at read committed; code that needs a
+/// an enqueued write (``SQLDatabase/enqueue(_:_:)``) or a read sent ahead (``SQLConnection/prefetch(_:_:)``) with the
+/// next statement or the COMMIT, in one round trip (libpq's pipeline mode). Transactions run at read committed; code that needs a
 /// check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization failures and
 /// deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next use; a
 /// caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
@@ -104,7 +104,11 @@ final class PostgresConnection: DriverConnection {
     private var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow] {
-        try run(sql, parameters).rows
+        guard !prefetched.isEmpty || !readsInFlight.isEmpty else { return try run(sql, parameters).rows }
+        let read = Read(sql: sql, parameters: parameters)
+        if readsInFlight.values.contains(read) { try completePipeline() }
+        if let rows = prefetched.removeValue(forKey: read) { return rows }
+        return try run(sql, parameters).rows
     }
 
     @discardableResult
@@ -122,6 +126,24 @@ final class PostgresConnection: DriverConnection {
         try withBound(sql, parameters) { statement throws(StoreError) in try send(statement) }
     }
 
+    /// Inside a transaction, sends the read without waiting: it goes out with the transaction's next statement or its
+    /// commit, and the same read asked later in the transaction is answered from its rows. Outside one, does nothing.
+    func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {
+        guard inTransaction else { return }
+        try withBound(sql, parameters) { statement throws(StoreError) in try send(statement) }
+        readsInFlight[unread - 1] = Read(sql: sql, parameters: parameters)
+    }
+
+    /// A read sent ahead: its statement and parameters.
+    private struct Read: Hashable {
+        let sql: String
+        let parameters: [SQLValue]
+    }
+    /// The rows of reads sent ahead in this transaction, until the same read asks for them.
+    private var prefetched: [Read: [SQLRow]] = [:]
+    /// The reads sent ahead whose results are unread, by their place among the unread results.
+    private var readsInFlight: [Int: Read] = [:]
+
     /// Whether `runTransaction` is running its body (an enqueued write waits only then).
     private var inTransaction = false
     /// Whether the transaction's BEGIN is still to be sent: it goes out with the first statement.
@@ -136,7 +158,11 @@ final class PostgresConnection: DriverConnection {
     /// if the body ran any statement.
     func runTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         (inTransaction, beginPending, begun, unread) = (true, true, false, 0)
-        defer { (inTransaction, beginPending) = (false, false) }
+        defer {
+            (inTransaction, beginPending) = (false, false)
+            prefetched.removeAll()
+            readsInFlight.removeAll()
+        }
         do throws(StoreError) {
             let result = try body(self)
             guard !beginPending else { return result }
@@ -177,9 +203,14 @@ final class PostgresConnection: DriverConnection {
         }
         let tag = String(cString: PQcmdStatus(result))
         let changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return (try rows(of: result), changes, tag)
+    }
+
+    /// The rows of a successful result, decoded.
+    private func rows(of result: OpaquePointer) throws(StoreError) -> [SQLRow] {
         let rowCount = PQntuples(result)
         let columnCount = PQnfields(result)
-        guard rowCount > 0 else { return ([], changes, tag) }
+        guard rowCount > 0 else { return [] }
         let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
         let columnTypes = (0..<columnCount).map { PQftype(result, $0) }
         var rows: [SQLRow] = []
@@ -200,7 +231,7 @@ final class PostgresConnection: DriverConnection {
             }
             rows.append(SQLRow(columns: columns, values: values))
         }
-        return (rows, changes, tag)
+        return rows
     }
 
     /// Calls `body` with `sql` bound to `parameters`, prepared on this connection unless a pipeline is open (a
@@ -253,7 +284,8 @@ final class PostgresConnection: DriverConnection {
         unread += 1
     }
 
-    /// Ends the pipeline with a sync, reads every statement's result and leaves pipeline mode.
+    /// Ends the pipeline with a sync, reads every statement's result (keeping the rows of reads sent ahead) and leaves
+    /// pipeline mode.
     /// - Returns: the last statement's result (`nil` when the connection failed).
     /// - Throws: the first failure of an earlier statement (BEGIN or an enqueued one).
     private func syncPipeline() throws(StoreError) -> OpaquePointer? {
@@ -265,10 +297,15 @@ final class PostgresConnection: DriverConnection {
         }
         var failure: StoreError?
         var last: OpaquePointer?
+        let reads = readsInFlight
+        readsInFlight.removeAll()
         for index in 0..<count {
             // One statement's result, then the NULL that ends it.
             let result = PQgetResult(handle)
             if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
+            if failure == nil, let read = reads[index], let result, PQresultStatus(result) == PGRES_TUPLES_OK {
+                do throws(StoreError) { prefetched[read] = try rows(of: result) } catch { failure = error }
+            }
             if index == count - 1 {
                 last = result
                 break
@@ -295,6 +332,15 @@ final class PostgresConnection: DriverConnection {
             throw failure
         }
         return last
+    }
+
+    /// Reads the results of every statement sent, reads sent ahead included.
+    /// - Throws: the first failure among them.
+    private func completePipeline() throws(StoreError) {
+        guard let last = try syncPipeline() else { throw callFailure() }
+        defer { PQclear(last) }
+        let status = PQresultStatus(last)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else { throw error(from: last) }
     }
 
     /// A libpq call that failed without a result.

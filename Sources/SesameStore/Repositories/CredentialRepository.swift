@@ -125,6 +125,12 @@ public struct CredentialRepository: Sendable {
         return (try Self.record(parts[0]), try UserRepository.record(parts[1]))
     }
 
+    /// Sends ``findWithOwner(rpID:credentialID:)``'s read ahead (``SQLConnection/prefetch(_:_:)``): in a PostgreSQL
+    /// transaction it goes out with the next statement, and that call is answered from it.
+    public func prefetchWithOwner(rpID: String, credentialID: [UInt8]) throws(StoreError) {
+        try database.prefetch(Self.findWithOwner, [.text(rpID), .blob(credentialID)])
+    }
+
     private static let columnCount = sqlColumnNames(columns).count
     private static let findWithOwner = """
         SELECT \(sqlQualified(columns, "c")), \(sqlQualified(UserRepository.columns, "u"))
