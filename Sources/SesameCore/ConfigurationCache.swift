@@ -3,12 +3,12 @@ import SesameStore
 import Synchronization
 
 /// Configuration that changes rarely, read from memory: the projects with their platforms, the API keys in use, the
-/// projects' JWT secrets, the Authsignal tenants' default action outcomes, the inline-verification partners, their
-/// approved apps and the token signing keys, and the deployment keys.
+/// projects' JWT secrets, the Authsignal tenants' default action outcomes, the inline-verification partners, their API
+/// keys in use and approved apps, the token signing keys, and the deployment keys.
 ///
 /// What tells the cache that something changed is the store's configuration version, one single-row read that database
 /// triggers move forward in the same transaction as any change to projects, platforms, API keys, JWT secrets, action
-/// outcomes, partners, partner apps or signing keys, whoever makes it (this node, another node on the same PostgreSQL,
+/// outcomes, partners, partner API keys (not grants), partner apps or signing keys, whoever makes it (this node, another node on the same PostgreSQL,
 /// the CLI). When it moved, everything version-scoped is dropped. A load that raced with a change is not kept (``State/generation``).
 ///
 /// The version is read at most once per ``refreshInterval`` (``Sesame/defaultConfigurationRefresh`` unless told; at
@@ -43,6 +43,8 @@ final class ConfigurationCache: Sendable {
         var actionOutcomes: [String: [String: String]] = [:]
         /// Partners by ID (only partners that exist).
         var partners: [String: PartnerRecord] = [:]
+        /// Live partner API keys with their partners, by secret hash (only keys that exist).
+        var partnerKeys: [[UInt8]: PartnerKey] = [:]
         /// Approved partner apps by project.
         var approvedPlatforms: [String: [Platform]] = [:]
         /// Every signing key, oldest generation first (never empty once loaded).
@@ -177,6 +179,16 @@ final class ConfigurationCache: Sendable {
     func partner(_ store: Store, id: String, load: () throws(SesameError) -> PartnerRecord?) throws(SesameError) -> PartnerRecord? {
         try scoped(store, read: { $0.partners[id].map(Optional.some) }, write: { state, partner in
             if let partner { state.partners[id] = partner }
+        }, load: load)
+    }
+
+    /// A partner API key and its partner.
+    typealias PartnerKey = (secret: PartnerSecretRecord, partner: PartnerRecord)
+
+    /// The live partner API key with this secret hash and its partner, or `nil`.
+    func partnerKey(_ store: Store, secretHash: [UInt8], load: () throws(SesameError) -> PartnerKey?) throws(SesameError) -> PartnerKey? {
+        try scoped(store, read: { $0.partnerKeys[secretHash].map(Optional.some) }, write: { state, key in
+            if let key { state.partnerKeys[secretHash] = key }
         }, load: load)
     }
 

@@ -671,6 +671,26 @@ enum Schema {
             // so a drain slowed down as the outbox grew.
             ["CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id, state)"]
         },
+        Migration(version: 19, name: "configuration version: partners' API keys are configuration too (their grants are not)") { dialect in
+            // Row triggers, so that the grants (thousands an hour, each written and revoked by a partner's server) never
+            // move the version: only a row that is or was an API key (`kind = 'key'`) does.
+            let conditions = [("insert", "INSERT", "NEW.kind = 'key'"), ("update", "UPDATE", "OLD.kind = 'key' OR NEW.kind = 'key'"),
+                              ("delete", "DELETE", "OLD.kind = 'key'")]
+            return conditions.map { name, event, condition in
+                switch dialect {
+                case .sqlite:
+                    """
+                    CREATE TRIGGER partner_secrets_\(name)_configuration AFTER \(event) ON partner_secrets WHEN \(condition)
+                    BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; END
+                    """
+                case .postgres:
+                    """
+                    CREATE TRIGGER partner_secrets_\(name)_configuration AFTER \(event) ON partner_secrets
+                    FOR EACH ROW WHEN (\(condition)) EXECUTE FUNCTION sesame_bump_configuration_version()
+                    """
+                }
+            }
+        },
     ]
 
     /// Triggers that bump the configuration version in the same transaction as any of these events on these tables

@@ -131,6 +131,32 @@ extension Backend {
 /// configuration version tells the cache. Most tests read it on every request (a zero refresh interval), to see what
 /// each reading does; `refreshInterval` tests the interval itself.
 @Suite struct ConfigurationCacheTests {
+    @Test("partner API keys are served from memory, a revocation beside the services seen by the next lookup; grants are read, and leave the version alone",
+          arguments: Backend.allCases)
+    func partnerKeysFromMemory(backend: Backend) throws {
+        let sesame = try backend.makeSesame(configurationRefresh: .zero)
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        let partner = try sesame.partners.create(projectID: project.id, name: "Ticketz")
+        let (key, secret) = try sesame.partners.createAPIKey(partnerID: partner.id, environment: .live)
+        let caller = try sesame.partners.authenticate(apiKey: secret)
+        #expect(caller.partner.id == partner.id && caller.environment == .live)
+        // From memory: the keys' table renamed away (which moves no version), the key still authenticates; a grant does not.
+        let version = try sesame.store.configurationVersion.current()
+        let grant = try sesame.partners.openGrant(caller)
+        try sesame.store.database.execute("ALTER TABLE partner_secrets RENAME TO partner_secrets_away", [])
+        #expect(try sesame.partners.authenticate(apiKey: secret).partner.id == partner.id)
+        #expect(throws: SesameError.self) { try sesame.partners.authenticate(grant: grant.secret) }
+        try sesame.store.database.execute("ALTER TABLE partner_secrets_away RENAME TO partner_secrets", [])
+        // Grants come and go without moving the configuration version.
+        #expect(try sesame.partners.authenticate(grant: grant.secret).partner.id == partner.id)
+        #expect(try sesame.partners.revokeGrant(grant.secret))
+        #expect(try sesame.store.configurationVersion.current() == version)
+        // Revoked beside the services (as another process would): only the version tells the cache.
+        #expect(try sesame.store.partners.revokeSecret(partnerID: partner.id, id: key.id, at: Date()))
+        #expect(try sesame.store.configurationVersion.current() > version)
+        #expect(throws: SesameError.code(.unauthorized)) { try sesame.partners.authenticate(apiKey: secret) }
+    }
+
     @Test("a platform, a relying party and a revoked key changed in the store are seen by the next lookup", arguments: Backend.allCases)
     func nextLookupSeesChanges(backend: Backend) throws {
         let sesame = try backend.makeSesame(configurationRefresh: .zero)

@@ -56,7 +56,7 @@ struct TwoNodeConfigurationTests {
         #expect(try b.get("/api/v1/project").status == 200, "the admin key still works")
     }
 
-    @Test("a partner app approved and a signing key rotated by the CLI take effect on node B within a second")
+    @Test("a partner app approved, a signing key rotated and a partner's API key revoked by the CLI take effect on node B within a second")
     func inlineConfigurationReachesNodeB() throws {
         let database = try PostgresCluster.shared.createDatabase()
         let nodeA = try ServerProcess.start(database: database)
@@ -85,5 +85,14 @@ struct TwoNodeConfigurationTests {
         let rotated = try #require(try SesameCLI.succeed(["signing-key", "rotate", "--activate-in", "0"] + db)["kid"] as? String)
         #expect(!before.contains(rotated))
         try Self.withinASecond("the new signing key") { try kids().contains(rotated) }
+
+        // A partner's API key, used on B (cached there), then revoked from the CLI: B refuses it within a second.
+        let created = try SesameCLI.succeed(["partner", "add-key", "--partner", partner, "--env", "live"] + db)
+        let secret = try #require(created["secret"] as? String), keyID = try #require(created["id"] as? String)
+        let partnerServer = HTTPClient(port: nodeB.port, key: secret)
+        func createSession() throws -> Int { try partnerServer.post("/operations/sdk/create-session", "{}").status }
+        #expect(try createSession() == 200)
+        try SesameCLI.succeed(["partner", "revoke-key", "--partner", partner, keyID] + db)
+        try Self.withinASecond("the revoked partner key") { try createSession() == 401 }
     }
 }

@@ -123,6 +123,7 @@ public struct PartnerService: Sendable {
         let record = PartnerSecretRecord(id: Identifiers.unique(), partnerID: try get(partnerID).id, environment: environment.rawValue,
                                          kind: PartnerSecretRecord.apiKey, secretHash: Identifiers.hash(secret), createdAt: clock.now())
         try StoreErrors.map { () throws(StoreError) in try store.partners.createSecret(record) }
+        cache.noteChange()
         return (PartnerAPIKey(record: record), secret)
     }
 
@@ -136,6 +137,7 @@ public struct PartnerService: Sendable {
     public func revokeAPIKey(partnerID: String, id: String) throws(SesameError) {
         let revoked = try StoreErrors.map { () throws(StoreError) in try store.partners.revokeSecret(partnerID: partnerID, id: id, at: clock.now()) }
         guard revoked else { throw SesameError(.notFound, "API key") }
+        cache.noteChange()
     }
 
     /// The partner and environment of an API key.
@@ -179,10 +181,15 @@ public struct PartnerService: Sendable {
     private func caller(secret: String, kind: String) throws(SesameError) -> PartnerCaller {
         let prefixes = kind == PartnerSecretRecord.grant ? [Self.grantPrefix] : PartnerEnvironment.allCases.map(Self.keyPrefix)
         guard secret.count <= 128, prefixes.contains(where: secret.hasPrefix) else { throw SesameError(.unauthorized, "not a partner \(kind)") }
-        let found = try StoreErrors.map { () throws(StoreError) in
-            try store.partners.findSecret(hash: Identifiers.hash(secret), kind: kind, now: clock.now())
+        let hash = Identifiers.hash(secret), now = clock.now()
+        let read = { () throws(SesameError) in
+            try StoreErrors.map { () throws(StoreError) in try store.partners.findSecret(hash: hash, kind: kind, now: now) }
         }
-        guard let found, let environment = PartnerEnvironment(rawValue: found.secret.environment)
+        // API keys are configuration, read from memory (a kept key is checked for expiry again); grants come and go with
+        // every verification, so they are read.
+        let found = kind == PartnerSecretRecord.apiKey ? try cache.partnerKey(store, secretHash: hash, load: read) : try read()
+        guard let found, found.secret.expiresAt.map({ $0 > now }) ?? true,
+              let environment = PartnerEnvironment(rawValue: found.secret.environment)
         else { throw SesameError(.unauthorized, "unknown, expired or revoked \(kind)") }
         return PartnerCaller(partner: Partner(record: found.partner), environment: environment)
     }
