@@ -462,9 +462,10 @@ import WebAuthn
         let answer = try harness.assert(payload)
         let expected = #"{"data":{"error":{"message":"internal_error","statusCode":500}}}"#
         // Every statement failing, or only the one each endpoint needs late in its work: on PostgreSQL the challenge's
-        // own row; on SQLite, where an authentication's challenge is held in memory, the passkeys' read before it.
+        // own row; on SQLite, where an authentication's challenge is held in memory, the read of the link and its
+        // passkeys before it.
         let late = backend == .postgres ? [("INSERT INTO challenges", "options"), ("DELETE FROM challenges", "complete")]
-            : [("FROM credentials", "options")]
+            : [("LEFT JOIN credentials", "options")]
         for (marker, endpoint) in [("", "options"), ("", "complete")] + late {
             database.fail(when: marker)
             let reply = endpoint == "options" ? try await harness.options(requestID)

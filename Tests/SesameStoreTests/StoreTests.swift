@@ -145,6 +145,41 @@ struct StoreTests {
         #expect(try store.platforms.list(projectID: "p1").map(\.id) == ["w1", "i1"])
     }
 
+    @Test("a ref's link and the linked person's passkeys on one relying party, oldest first, in one read; none unless the person is of the project and in the status",
+          arguments: Backend.allCases)
+    func linkWithPasskeys(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project("p1"))
+        try store.projects.create(Fixture.project("p2"))
+        for (user, project) in [("u1", "p1"), ("u2", "p1"), ("u3", "p2")] { try store.users.create(Fixture.user(user, projectID: project)) }
+        try store.credentials.create(Fixture.credential("c2", createdAt: t0.plus(seconds: 2)))
+        try store.credentials.create(Fixture.credential("c1", createdAt: t0.plus(seconds: 1)))
+        try store.credentials.create(Fixture.credential("c-other-rp", rpID: "other.example", createdAt: t0))
+        try store.credentials.create(Fixture.credential("c3", projectID: "p2", userID: "u3", createdAt: t0))
+        try store.partners.create(PartnerRecord(id: "org1", projectID: "p1", name: "Ticketz", createdAt: t0))
+        for (ref, user) in [("ref1", "u1"), ("ref2", "u2"), ("ref3", "u3")] {
+            try store.partners.createLink(PartnerLinkRecord(id: "l-\(ref)", partnerID: "org1", environment: "live", partnerUserRef: ref, userID: user,
+                                                            createdAt: t0))
+        }
+        func find(_ ref: String, environment: String = "live", status: String = UserRecord.active) throws -> (String, [String])? {
+            try store.partners.findLinkWithPasskeys(partnerID: "org1", environment: environment, partnerUserRef: ref, projectID: "p1",
+                                                    rpID: "example.org", status: status).map { ($0.link.id, $0.passkeys.map(\.id)) }
+        }
+        #expect(try find("ref1")?.0 == "l-ref1" && find("ref1")?.1 == ["c1", "c2"])
+        #expect(try store.partners.findLinkWithPasskeys(partnerID: "org1", environment: "live", partnerUserRef: "ref1", projectID: "p1",
+                                                        rpID: "example.org", status: UserRecord.active)?.passkeys.first == store.credentials.get(id: "c1"))
+        // A linked person without passkeys, or of another project: the link alone.
+        #expect(try find("ref2")?.0 == "l-ref2" && find("ref2")?.1 == [])
+        #expect(try find("ref3")?.0 == "l-ref3" && find("ref3")?.1 == [])
+        // No link for the ref in this environment, or none at all.
+        #expect(try find("ref1", environment: "test") == nil)
+        #expect(try find("nobody") == nil)
+        // A status the person is not in: the link alone.
+        #expect(try store.users.setStatus(projectID: "p1", id: "u1", status: UserRecord.blocked, at: t0))
+        #expect(try find("ref1")?.0 == "l-ref1" && find("ref1")?.1 == [])
+        #expect(try find("ref1", status: UserRecord.blocked)?.1 == ["c1", "c2"])
+    }
+
     // MARK: API keys
 
     @Test("API keys: create, find by hash, list, revoke, touch", arguments: Backend.allCases)
@@ -404,14 +439,6 @@ struct StoreTests {
         #expect(try !store.credentials.rename(userID: "u2", id: "c1", name: "Stolen"))
         #expect(try store.credentials.get(id: "c1")?.name == "Laptop")
         #expect(try store.credentials.list(userID: "u1").map(\.id) == ["c1", "c2"])
-        // With the user's project and status in the same read: none for another project, a status the user is not in,
-        // or a user without passkeys.
-        #expect(try store.credentials.list(userID: "u1", projectID: "p1", status: UserRecord.active) == store.credentials.list(userID: "u1"))
-        #expect(try store.credentials.list(userID: "u1", projectID: "p2", status: UserRecord.active).isEmpty)
-        #expect(try store.credentials.list(userID: "u2", projectID: "p1", status: UserRecord.active).isEmpty)
-        #expect(try store.users.setStatus(projectID: "p1", id: "u1", status: UserRecord.blocked, at: t0))
-        #expect(try store.credentials.list(userID: "u1", projectID: "p1", status: UserRecord.active).isEmpty)
-        #expect(try store.credentials.list(userID: "u1", projectID: "p1", status: UserRecord.blocked).map(\.id) == ["c1", "c2"])
         #expect(try store.credentials.count(projectID: "p1") == 2)
         #expect(try store.credentials.count(userID: "u1") == 2)
         #expect(try !store.credentials.delete(userID: "u2", id: "c1"))

@@ -67,14 +67,14 @@ enum Fixture {
 
     static func credential(
         _ id: String = "c1", projectID: String = "p1", userID: String = "u1", rpID: String = "example.org",
-        credentialID: [UInt8]? = nil, signCount: Int64 = 0
+        credentialID: [UInt8]? = nil, signCount: Int64 = 0, createdAt: Date = t0
     ) -> CredentialRecord {
         CredentialRecord(
             id: id, projectID: projectID, userID: userID, rpID: rpID,
             credentialID: credentialID ?? Array("cred-\(id)".utf8), publicKey: [0xA5, 0x01, 0x02, 0x03, 0x26],
             algorithm: -7, signCount: signCount, backupEligible: true, backedUp: false, userVerified: true,
             aaguid: "00000000-0000-0000-0000-000000000000", transports: ["internal", "hybrid"], attestationFormat: "none",
-            name: "My key", createdAt: t0
+            name: "My key", createdAt: createdAt
         )
     }
 

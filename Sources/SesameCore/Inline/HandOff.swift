@@ -44,8 +44,8 @@ public struct HandOffService: Sendable {
         }
         let partner = try sesame.partners.get(request.partnerID)
         let project = try sesame.projects.get(partner.projectID)
-        let link = try inline.currentLink(of: request)
-        let credentials = try link.map { link throws(SesameError) in try inline.usableCredentials(userID: link.userID, project: project) } ?? []
+        let linked = try inline.linkedPasskeys(of: request, project: project)
+        let link = linked?.link, credentials = linked?.passkeys ?? []
         let challenge = try sesame.ceremonies.start(.handOff(requestID: request.id), id: Identifiers.uuid(), project: project,
                                                     rpID: project.relyingPartyID, userID: link?.userID, linkID: link?.id)
         return .options(HandOffOptions(

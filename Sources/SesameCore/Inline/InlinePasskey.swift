@@ -223,9 +223,10 @@ public struct InlinePasskeyService: Sendable {
         }
         let url = sesame.inline.handOffURL(requestID: request.id)
         let setupURL = sesame.inline.setupURL
-        guard let link = try currentLink(of: request) else { return .fallback(.notLinked, url: url, setupURL: setupURL) }
         let project = try project(of: request)
-        let credentials = try usableCredentials(userID: link.userID, project: project)
+        guard let (link, credentials) = try linkedPasskeys(of: request, project: project) else {
+            return .fallback(.notLinked, url: url, setupURL: setupURL)
+        }
         guard !credentials.isEmpty else { return .fallback(.noPasskey, url: url, setupURL: setupURL) }
         let challenge = try sesame.ceremonies.start(.verificationRequest(requestID: request.id), id: Identifiers.uuid(), project: project,
                                                     rpID: project.relyingPartyID, userID: link.userID, linkID: link.id)
@@ -277,12 +278,17 @@ public struct InlinePasskeyService: Sendable {
         }
     }
 
-    /// A person's passkeys on the project's relying party; none while the person is blocked.
-    func usableCredentials(userID: String, project: Project) throws(SesameError) -> [SesameStore.CredentialRecord] {
-        try StoreErrors.map { () throws(StoreError) in
-            try sesame.store.credentials.list(userID: userID, projectID: project.id, status: UserRecord.active)
-                .filter { $0.rpID == project.relyingPartyID }
+    /// The current link of the request's ref and the linked person's passkeys on the project's relying party (none
+    /// while the person is blocked), in one read; `nil` when the ref has no link.
+    func linkedPasskeys(of request: VerificationRequestRecord, project: Project) throws(SesameError)
+        -> (link: PartnerLink, passkeys: [SesameStore.CredentialRecord])?
+    {
+        guard let ref = request.partnerUserRef, PartnerEnvironment(rawValue: request.environment) != nil else { return nil }
+        let found = try StoreErrors.map { () throws(StoreError) in
+            try sesame.store.partners.findLinkWithPasskeys(partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref,
+                                                           projectID: project.id, rpID: project.relyingPartyID, status: UserRecord.active)
         }
+        return found.map { (PartnerLink(record: $0.link), $0.passkeys) }
     }
 
     /// The per-IP limit of the public endpoints (the widget's included), then any `further` per-minute limits, counted

@@ -59,7 +59,7 @@ public struct CredentialRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    private static let columns = """
+    static let columns = """
         id, project_id, user_id, rp_id, credential_id, public_key, algorithm, sign_count, backup_eligible, \
         backed_up, user_verified, aaguid, transports, attestation_format, name, created_at, last_used_at, updated_at
         """
@@ -131,7 +131,7 @@ public struct CredentialRepository: Sendable {
         try database.prefetch(Self.findWithOwner, [.text(rpID), .blob(credentialID)])
     }
 
-    private static let columnCount = sqlColumnNames(columns).count
+    static let columnCount = sqlColumnNames(columns).count
     private static let findWithOwner = """
         SELECT \(sqlQualified(columns, "c")), \(sqlQualified(UserRepository.columns, "u"))
         FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.rp_id = $1 AND c.credential_id = $2
@@ -148,17 +148,6 @@ public struct CredentialRepository: Sendable {
             "SELECT \(Self.columns) FROM credentials WHERE user_id = $1 ORDER BY created_at, id", [.text(userID)]
         ).map(Self.record)
     }
-
-    /// The passkeys of user `userID` of project `projectID` while the user's status is `status`, oldest first (none
-    /// otherwise): the user and their passkeys in one read.
-    public func list(userID: String, projectID: String, status: String) throws(StoreError) -> [CredentialRecord] {
-        try database.query(Self.listWithOwnerStatus, [.text(userID), .text(projectID), .text(status)]).map(Self.record)
-    }
-
-    private static let listWithOwnerStatus = """
-        SELECT \(sqlQualified(columns, "c")) FROM credentials c JOIN users u ON u.id = c.user_id
-        WHERE c.user_id = $1 AND u.project_id = $2 AND u.status = $3 ORDER BY c.created_at, c.id
-        """
 
     /// Renames one of a user's passkeys, recording `time` as its `updatedAt` when given.
     /// - Returns: whether the passkey exists for that user.
@@ -224,7 +213,7 @@ public struct CredentialRepository: Sendable {
         ]
     }
 
-    private static func record(_ row: SQLRow) throws(StoreError) -> CredentialRecord {
+    static func record(_ row: SQLRow) throws(StoreError) -> CredentialRecord {
         CredentialRecord(
             id: try row.text("id"), projectID: try row.text("project_id"), userID: try row.text("user_id"),
             rpID: try row.text("rp_id"), credentialID: try row.blob("credential_id"),

@@ -274,6 +274,34 @@ public struct PartnerRepository: Sendable {
         ).map(Self.link)
     }
 
+    /// The current link of a ref and the linked person's passkeys on relying party `rpID`, oldest first, in one read;
+    /// the passkeys only while the person is a user of project `projectID` whose status is `status` (none otherwise).
+    public func findLinkWithPasskeys(partnerID: String, environment: String, partnerUserRef: String, projectID: String, rpID: String,
+                                     status: String) throws(StoreError) -> (link: PartnerLinkRecord, passkeys: [CredentialRecord])?
+    {
+        let rows = try database.query(Self.findLinkWithPasskeys, [
+            .text(partnerID), .text(environment), .text(partnerUserRef), .text(projectID), .text(status), .text(rpID),
+        ])
+        var found: (link: PartnerLinkRecord, passkeys: [CredentialRecord])?
+        for row in rows {
+            let parts = try row.split(Self.linkColumnCount, CredentialRepository.columnCount)
+            if found == nil { found = (try Self.link(parts[0]), []) }
+            // The link's row without a passkey has a null passkey.
+            if try parts[1].value("id") != .null { found?.passkeys.append(try CredentialRepository.record(parts[1])) }
+        }
+        return found
+    }
+
+    private static let linkColumnCount = sqlColumnNames(linkColumns).count
+    private static let findLinkWithPasskeys = """
+        SELECT \(sqlQualified(linkColumns, "l")), \(sqlQualified(CredentialRepository.columns, "c"))
+        FROM partner_links l
+        LEFT JOIN users u ON u.id = l.user_id AND u.project_id = $4 AND u.status = $5
+        LEFT JOIN credentials c ON c.user_id = u.id AND c.rp_id = $6
+        WHERE l.partner_id = $1 AND l.environment = $2 AND l.partner_user_ref = $3
+        ORDER BY c.created_at, c.id
+        """
+
     /// Removes a ref's link.
     /// - Returns: whether there was one.
     public func deleteLink(partnerID: String, environment: String, partnerUserRef: String) throws(StoreError) -> Bool {
