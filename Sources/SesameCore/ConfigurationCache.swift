@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// What tells the cache that something changed is the store's configuration version, one single-row read that database
 /// triggers move forward in the same transaction as any change to projects, platforms, API keys, JWT secrets, action
-/// outcomes, partners, partner API keys (not grants), partner apps or signing keys, whoever makes it (this node, another node on the same PostgreSQL,
-/// the CLI). When it moved, everything version-scoped is dropped. A load that raced with a change is not kept (``State/generation``).
+/// outcomes, partners, partner API keys (not grants), partner apps or signing keys, whoever makes it (this node,
+/// another node on the same PostgreSQL, the CLI). When it moved, everything version-scoped is dropped. A load that
+/// raced with a change is not kept (``State/generation``).
 ///
 /// The version is read at most once per ``refreshInterval`` (``Sesame/defaultConfigurationRefresh`` unless told; at
 /// most a second), by the first lookup after the last reading aged: so a change made anywhere is served by every node
