@@ -223,6 +223,14 @@ extension SQLConnection {
 extension SQLDatabase {
     /// Runs the write now, as `execute`.
     public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) { try execute(sql, parameters) }
+    /// Runs one write acknowledged at `durability`: as ``execute(_:_:)``, or as ``bookkeeping(_:_:)`` at
+    /// ``Durability/process``.
+    func execute(_ sql: String, _ parameters: [SQLValue], durability: Durability) throws(StoreError) {
+        switch durability {
+        case .full: try execute(sql, parameters)
+        case .process: _ = try bookkeeping(sql, parameters)
+        }
+    }
     /// Nothing: the read runs when it is asked.
     public func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {}
     /// The first row of a query, if any.

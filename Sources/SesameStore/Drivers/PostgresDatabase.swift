@@ -7,10 +7,10 @@ import Foundation
 /// format as `bytea`), never by splicing values into SQL. Connections run with `synchronous_commit = on`, or `off` with
 /// ``Durability/process``, whatever the server's default. A transaction's BEGIN goes out with its first statement, and
 /// an enqueued write (``SQLDatabase/enqueue(_:_:)``) or a read sent ahead (``SQLConnection/prefetch(_:_:)``) with the
-/// next statement or the COMMIT, in one round trip (libpq's pipeline mode). Transactions run at read committed; code that needs a
-/// check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization failures and
-/// deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next use; a
-/// caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
+/// next statement or the COMMIT, in one round trip (libpq's pipeline mode). Transactions run at read committed; code
+/// that needs a check-then-write to be atomic locks the row it depends on (`SELECT ... FOR UPDATE`). Serialization
+/// failures and deadlocks rerun the transaction a few times. A connection that breaks is dropped and replaced on next
+/// use; a caller waits at most `acquireTimeout` for a free connection, then gets ``StoreError/Code/unavailable``.
 public final class PostgresDatabase: SQLDatabase {
     public var dialect: SQLDialect { .postgres }
     private let pool: ConnectionPool<PostgresConnection>
@@ -287,7 +287,7 @@ final class PostgresConnection: DriverConnection {
     /// Ends the pipeline with a sync, reads every statement's result (keeping the rows of reads sent ahead) and leaves
     /// pipeline mode.
     /// - Returns: the last statement's result (`nil` when the connection failed).
-    /// - Throws: the first failure of an earlier statement (BEGIN or an enqueued one).
+    /// - Throws: the first failure of an earlier statement (BEGIN, an enqueued write or a read sent ahead).
     private func syncPipeline() throws(StoreError) -> OpaquePointer? {
         let count = unread
         unread = 0

@@ -197,10 +197,7 @@ public struct AuthsignalRepository: Sendable {
             .text(action.id), .text(action.projectID), .text(action.externalUserID), .text(action.actionCode), .text(action.idempotencyKey),
             .text(action.state), .date(action.stateUpdatedAt), .text(action.verificationMethod), .date(action.createdAt),
         ]
-        switch durability {
-        case .full: try database.execute(sql, values)
-        case .process: _ = try database.bookkeeping(sql, values)
-        }
+        try database.execute(sql, values, durability: durability)
     }
 
     /// The action with this ID.

@@ -142,10 +142,7 @@ public struct PartnerRepository: Sendable {
             .text(secret.id), .text(secret.partnerID), .text(secret.environment), .text(secret.kind), .blob(secret.secretHash),
             .date(secret.createdAt), .date(secret.expiresAt), .date(secret.revokedAt),
         ]
-        switch durability {
-        case .full: try database.execute(sql, values)
-        case .process: _ = try database.bookkeeping(sql, values)
-        }
+        try database.execute(sql, values, durability: durability)
     }
 
     /// The unrevoked, unexpired secret of this kind with this hash, and its partner, in one read. An index equality on
