@@ -119,11 +119,17 @@ public struct VerificationRequestRepository: Sendable {
     /// same statement (bookkeeping: see ``SQLDatabase/bookkeeping(_:_:)``).
     /// - Returns: the count after this call and the request, or `nil` when there is no such request.
     public func countCall(id: String, counter: CallCounter) throws(StoreError) -> (calls: Int, request: VerificationRequestRecord)? {
+        let sql = counter == .options ? Self.countOptionsCall : Self.countCompleteCall
+        guard let row = try database.bookkeeping(sql, [.text(id)]).first else { return nil }
+        return (Int(try row.integer(counter.rawValue)), try Self.record(row))
+    }
+
+    /// The statements of ``countCall(id:counter:)``, one per counter, made once (every public inline call runs one).
+    private static let countOptionsCall = countCallSQL(.options), countCompleteCall = countCallSQL(.complete)
+
+    private static func countCallSQL(_ counter: CallCounter) -> String {
         let column = counter.rawValue
-        guard let row = try database.bookkeeping(
-            "UPDATE verification_requests SET \(column) = \(column) + 1 WHERE id = $1 RETURNING \(column), \(Self.columns)", [.text(id)]
-        ).first else { return nil }
-        return (Int(try row.integer(column)), try Self.record(row))
+        return "UPDATE verification_requests SET \(column) = \(column) + 1 WHERE id = $1 RETURNING \(column), \(columns)"
     }
 
     /// The per-request call counters.
