@@ -37,19 +37,28 @@ enum AuthsignalBench {
         let authenticators = enrolled
         return { index, client in
             let challenge = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/challenge", headers: app,
-                                                            body: #"{"action":"signInWithPasskey"}"#), 200).json
+                                                            body: #"{"action":"signInWithPasskey"}"#), 200).decoded(Challenge.self)
             let started = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/user-authenticators/passkey/authentication-options",
-                                                          headers: app, body: #"{"challengeId":"\#(challenge["challengeId"] as! String)"}"#), 200).json
-            let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
-                                                    from: JSONSerialization.data(withJSONObject: started["options"]!))
-            let assertion = String(decoding: try! JSONEncoder().encode(try! authenticators[index].get(options, origin: CeremonyBench.origin)),
+                                                          headers: app, body: #"{"challengeId":"\#(challenge.challengeId)"}"#), 200)
+                .decoded(Options.self)
+            let assertion = String(decoding: try! JSONEncoder().encode(try! authenticators[index].get(started.options, origin: CeremonyBench.origin)),
                                    as: UTF8.self)
-            let verify = #"{"challengeId":"\#(started["challengeId"] as! String)","authenticationCredential":\#(assertion)}"#
-            let verified = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/verify/passkey", headers: app, body: verify), 200).json
-            let token = verified["accessToken"] as! String
+            let verify = #"{"challengeId":"\#(started.challengeId)","authenticationCredential":\#(assertion)}"#
+            let verified = CeremonyBench.check(client.send("POST", "/authsignal/v1/client/verify/passkey", headers: app, body: verify), 200)
+                .decoded(Verified.self)
             let validated = CeremonyBench.check(client.send("POST", "/authsignal/v1/validate", headers: backend,
-                                                            body: #"{"token":"\#(token)","action":"signInWithPasskey"}"#), 200).json
-            precondition(validated["isValid"] as? Bool == true, "validate: \(validated)")
+                                                            body: #"{"token":"\#(verified.accessToken)","action":"signInWithPasskey"}"#), 200)
+                .decoded(Validated.self)
+            precondition(validated.isValid, "validate: the token was not valid")
         }
     }
+
+    // The answers the ceremony reads, as far as it reads them.
+    struct Challenge: Decodable { let challengeId: String }
+    struct Options: Decodable {
+        let challengeId: String
+        let options: PublicKeyCredentialRequestOptionsJSON
+    }
+    struct Verified: Decodable { let accessToken: String }
+    struct Validated: Decodable { let isValid: Bool }
 }

@@ -25,6 +25,9 @@ struct CeremonyResult: Encodable {
     /// The target of that figure (issue "Fast ceremonies"), and its ratio to it (at most 1 meets it).
     var serverCPUCeilingMilliseconds: Double? = nil
     var serverCPURatio: Double? = nil
+    /// The load generator's own CPU time (this process, every thread) over the same window, per ceremony: it runs on
+    /// the same cores, so what it spends the server cannot.
+    var loadGeneratorCPUMillisecondsPerCeremony: Double? = nil
 }
 
 enum CeremonyBench {
@@ -59,11 +62,13 @@ enum CeremonyBench {
 
     /// What ``alternate(_:seconds:workers:_:)`` measured of one ceremony.
     struct Run {
-        var elapsed = 0.0, cpu = 0.0
+        var elapsed = 0.0, cpu = 0.0, loadCPU = 0.0
         var latencies: [Double] = []
         var rate: Double { elapsed == 0 ? 0 : Double(latencies.count) / elapsed }
         /// The server's CPU milliseconds per ceremony.
         var cpuPerCeremony: Double { latencies.isEmpty ? 0 : cpu * 1000 / Double(latencies.count) }
+        /// The load generator's CPU milliseconds per ceremony.
+        var loadCPUPerCeremony: Double { latencies.isEmpty ? 0 : loadCPU * 1000 / Double(latencies.count) }
     }
 
     /// Runs each ceremony in turn for a quarter of `seconds`, four times over.
@@ -71,10 +76,11 @@ enum CeremonyBench {
         var runs = Array(repeating: Run(), count: ceremonies.count)
         for _ in 0..<4 {
             for (index, ceremony) in ceremonies.enumerated() {
-                let cpuBefore = server.cpuSeconds(), begin = Date()
+                let cpuBefore = server.cpuSeconds(), loadBefore = ownCPUSeconds(), begin = Date()
                 let (_, latencies, _) = measure(port: server.port, workers: workers, seconds: seconds / 4, iteration: ceremony)
                 runs[index].elapsed += Date().timeIntervalSince(begin)
                 runs[index].cpu += server.cpuSeconds() - cpuBefore
+                runs[index].loadCPU += ownCPUSeconds() - loadBefore
                 runs[index].latencies += latencies
             }
         }
@@ -92,7 +98,15 @@ enum CeremonyBench {
             peakServerRSSMegabytes: (server.peakRSSKilobytes() / 1024 * 10).rounded() / 10, workers: workers, ceremonies: sorted.count,
             serverCPUMillisecondsPerCeremony: (run.cpuPerCeremony * 1000).rounded() / 1000,
             serverCPUCeilingMilliseconds: (cpuCeiling * 1000).rounded() / 1000,
-            serverCPURatio: cpuCeiling == 0 ? 0 : (run.cpuPerCeremony / cpuCeiling * 100).rounded() / 100)
+            serverCPURatio: cpuCeiling == 0 ? 0 : (run.cpuPerCeremony / cpuCeiling * 100).rounded() / 100,
+            loadGeneratorCPUMillisecondsPerCeremony: (run.loadCPUPerCeremony * 1000).rounded() / 1000)
+    }
+
+    /// This process's CPU time so far (user + system, every thread), in seconds.
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
     }
 
     /// The server CPU time per sign-in ceremony the issue "Fast ceremonies" aims at, in milliseconds.
@@ -105,15 +119,29 @@ enum CeremonyBench {
         let keyed = ["X-Appwrite-Project": "default", "X-Appwrite-Key": key, "Content-Type": "application/json"]
         let authenticators = enrol(port: server.port, key: key, users: workers)
         return { index, client in
-            let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).json
-            let options = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
-                                                    from: JSONSerialization.data(withJSONObject: challenge["publicKey"]!))
-            let assertion = try! authenticators[index].get(options, origin: origin)
-            let finish = #"{"challengeId":"\#(challenge["$id"] as! String)","credential":\#(String(decoding: try! JSONEncoder().encode(assertion), as: UTF8.self))}"#
-            let token = check(client.send("PUT", "/v1/account/tokens/passkey", headers: keyed, body: finish), 201).json
-            let exchange = #"{"userId":"\#(token["userId"] as! String)","secret":"\#(token["secret"] as! String)"}"#
+            let challenge = check(client.send("POST", "/v1/account/tokens/passkey", headers: keyed, body: "{}"), 201).decoded(PasskeyToken.self)
+            let assertion = try! authenticators[index].get(challenge.publicKey, origin: origin)
+            let finish = #"{"challengeId":"\#(challenge.id)","credential":\#(String(decoding: try! JSONEncoder().encode(assertion), as: UTF8.self))}"#
+            let token = check(client.send("PUT", "/v1/account/tokens/passkey", headers: keyed, body: finish), 201).decoded(Token.self)
+            let exchange = #"{"userId":"\#(token.userId)","secret":"\#(token.secret)"}"#
             check(client.send("POST", "/v1/account/sessions/token", headers: keyed, body: exchange), 201)
         }
+    }
+
+    /// The answer of `POST /v1/account/tokens/passkey`, as far as the ceremony reads it.
+    struct PasskeyToken: Decodable {
+        let id: String
+        let publicKey: PublicKeyCredentialRequestOptionsJSON
+        enum CodingKeys: String, CodingKey {
+            case id = "$id"
+            case publicKey
+        }
+    }
+
+    /// The answer of `PUT /v1/account/tokens/passkey`, as far as the ceremony reads it.
+    struct Token: Decodable {
+        let userId: String
+        let secret: String
     }
 
     /// Runs `iteration` in a loop on `workers` threads (each with its own keep-alive connection) for `seconds`.

@@ -36,25 +36,24 @@ enum InlineBench {
             }
             let bearer = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
             let json = ["Content-Type": "application/json"]
-            let cpuBefore = server.cpuSeconds()
+            let cpuBefore = server.cpuSeconds(), loadBefore = CeremonyBench.ownCPUSeconds()
             let (rate, latencies, count) = CeremonyBench.measure(port: server.port, workers: workers, seconds: seconds) { index, client in
                 let grant = CeremonyBench.check(client.send("POST", "/operations/sdk/create-session", headers: bearer, body: "{}"), 200)
-                    .payload["anchor_grant_token"] as! String
-                let link = CeremonyBench.check(client.send("POST", "/operations/sdk/create-verification-link",
-                                                           headers: ["Authorization": "Bearer \(grant)", "Content-Type": "application/json"],
-                                                           body: #"{"scope":"checkout","partner_user_ref":"ref\#(index)"}"#), 200)
-                let requestID = link.payload["request_id"] as! String
+                    .decoded(Envelope<Grant>.self, snakeCase: true).data.data.anchorGrantToken
+                let requestID = CeremonyBench.check(client.send("POST", "/operations/sdk/create-verification-link",
+                                                                headers: ["Authorization": "Bearer \(grant)", "Content-Type": "application/json"],
+                                                                body: #"{"scope":"checkout","partner_user_ref":"ref\#(index)"}"#), 200)
+                    .decoded(Envelope<Link>.self, snakeCase: true).data.data.requestId
                 let options = CeremonyBench.check(client.send("POST", "/operations/request/passkey-options", headers: json,
-                                                              body: #"{"request_id":"\#(requestID)"}"#), 200).payload
-                let request = try! JSONDecoder().decode(PublicKeyCredentialRequestOptionsJSON.self,
-                                                        from: JSONSerialization.data(withJSONObject: options["options"]!))
-                let assertion = String(decoding: try! JSONEncoder().encode(try! authenticators[index].get(request, origin: CeremonyBench.origin)),
+                                                              body: #"{"request_id":"\#(requestID)"}"#), 200).decoded(Envelope<Options>.self, snakeCase: true).data.data
+                let assertion = String(decoding: try! JSONEncoder().encode(try! authenticators[index].get(options.options, origin: CeremonyBench.origin)),
                                        as: UTF8.self)
-                let body = #"{"request_id":"\#(requestID)","challenge_id":"\#(options["challenge_id"] as! String)","response":\#(assertion)}"#
+                let body = #"{"request_id":"\#(requestID)","challenge_id":"\#(options.challengeId)","response":\#(assertion)}"#
                 let outcome = CeremonyBench.check(client.send("POST", "/operations/request/passkey-complete", headers: json, body: body), 200)
-                precondition(outcome.payload["outcome"] as? String == "verified", "inline verification failed: \(outcome.payload)")
+                    .decoded(Envelope<Outcome>.self, snakeCase: true).data.data.outcome
+                precondition(outcome == "verified", "inline verification failed: \(outcome)")
             }
-            let cpu = server.cpuSeconds() - cpuBefore
+            let cpu = server.cpuSeconds() - cpuBefore, loadCPU = CeremonyBench.ownCPUSeconds() - loadBefore
             let peak = server.peakRSSKilobytes()
             server.stop()
             let ceiling = CeremonyBench.es256VerifiesPerSecond(seconds: min(seconds, 2))
@@ -64,7 +63,8 @@ enum InlineBench {
                 name: "inline_verifications_\(backend)", value: rate.rounded(), unit: "verifications/s", ceilingName: "es256_verify_one_core",
                 ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000, p50Milliseconds: (percentile(0.5) * 100).rounded() / 100,
                 p99Milliseconds: (percentile(0.99) * 100).rounded() / 100, peakServerRSSMegabytes: (peak / 1024 * 10).rounded() / 10,
-                workers: workers, ceremonies: count, serverCPUMillisecondsPerCeremony: count == 0 ? 0 : (cpu * 1_000_000 / Double(count)).rounded() / 1000))
+                workers: workers, ceremonies: count, serverCPUMillisecondsPerCeremony: count == 0 ? 0 : (cpu * 1_000_000 / Double(count)).rounded() / 1000,
+                loadGeneratorCPUMillisecondsPerCeremony: count == 0 ? 0 : (loadCPU * 1_000_000 / Double(count)).rounded() / 1000))
 
             // Delivery: a node with the worker on drains the outbox.
             let deliverer = Server(binary: sesame, database: database, arguments: ["--webhooks-allow-local"])
@@ -122,7 +122,18 @@ struct Admin {
     }
 }
 
-extension LoopbackClient.Response {
-    /// `.data.data` of an inline-verification answer.
-    var payload: [String: Any] { (json["data"] as? [String: Any])?["data"] as? [String: Any] ?? [:] }
+extension InlineBench {
+    /// The inline-verification answers the loop reads (`.data.data` of the envelope), as far as it reads them (decoded
+    /// from snake case).
+    struct Envelope<Payload: Decodable>: Decodable {
+        struct Inner: Decodable { let data: Payload }
+        let data: Inner
+    }
+    struct Grant: Decodable { let anchorGrantToken: String }
+    struct Link: Decodable { let requestId: String }
+    struct Options: Decodable {
+        let options: PublicKeyCredentialRequestOptionsJSON
+        let challengeId: String
+    }
+    struct Outcome: Decodable { let outcome: String }
 }
