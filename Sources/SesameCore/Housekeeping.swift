@@ -23,7 +23,7 @@ public struct SweepResult: Sendable, Hashable {
 /// then, finishing one still says it expired rather than that it never existed), expired sessions and tokens, and
 /// rate-limit windows that ended, expired partner grants, verification requests a day after they expired, and webhook
 /// events a week old with nothing left to deliver; verification tokens once expired (requests) or delivered (webhooks);
-/// Authsignal actions past their retention.
+/// Authsignal actions past their retention; on SQLite, the call counts of expired verification requests.
 /// Any node may sweep at any time; sweeps are idempotent.
 public struct Housekeeping: Sendable {
     let store: Store
@@ -45,6 +45,8 @@ public struct Housekeeping: Sendable {
     /// Deletes every expired row now.
     public func sweep() throws(SesameError) -> SweepResult {
         let now = clock.now()
+        // An expired request refuses every call whatever its count (SQLite's counts in memory; not among the figures).
+        store.requestCallCounters?.removeExpired(before: now)
         return try StoreErrors.map { () throws(StoreError) in
             SweepResult(
                 challenges: try store.challenges.deleteExpired(before: now.addingTimeInterval(-Self.challengeGrace))

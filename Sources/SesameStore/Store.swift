@@ -25,6 +25,9 @@ public final class Store: Repositories, Sendable {
     /// On SQLite, where authentication ceremonies keep their challenges (see ``PendingChallenges``); `nil` on
     /// PostgreSQL, where every challenge is a row any node can take.
     public let pendingChallenges: PendingChallenges?
+    /// On SQLite, where inline verification counts the calls on each request (see ``RequestCallCounters``); `nil` on
+    /// PostgreSQL, where each request's row counts them for every node.
+    public let requestCallCounters: RequestCallCounters?
 
     /// Wraps an open database and applies pending migrations.
     /// - Throws: ``StoreError/Code/migrationFailed`` when the schema cannot be brought up to date.
@@ -33,10 +36,12 @@ public final class Store: Repositories, Sendable {
     }
 
     /// Wraps an open database whose nodes share rate-limit counts every `rateLimitSharing` (PostgreSQL only).
-    init(database: any SQLDatabase, rateLimitSharing: Duration) throws(StoreError) {
+    /// - Parameter requestCalls: the most requests ``requestCallCounters`` holds.
+    init(database: any SQLDatabase, rateLimitSharing: Duration, requestCalls: Int = 100_000) throws(StoreError) {
         self.database = database
         rateCounters = WindowCounters(sharingInterval: database.dialect == .sqlite ? nil : rateLimitSharing)
         pendingChallenges = database.dialect == .sqlite ? PendingChallenges() : nil
+        requestCallCounters = database.dialect == .sqlite ? RequestCallCounters(capacity: requestCalls) : nil
         try Migrator.migrate(database)
     }
 

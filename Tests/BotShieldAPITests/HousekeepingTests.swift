@@ -7,7 +7,7 @@ import Testing
 
 /// What the once-a-minute sweep removes of inline verification, and what it keeps.
 @Suite struct InlineHousekeepingTests {
-    @Test("a sweep drops expired grants, requests a day after expiry (completed ones lose only their metadata) and delivered webhook events after a week",
+    @Test("a sweep drops expired grants (and on SQLite the call counts of expired requests), requests a day after expiry (completed ones lose only their metadata) and delivered webhook events after a week",
           arguments: Backend.allCases)
     func sweep(backend: Backend) async throws {
         let (harness, _) = try WebhookTests.linkedHarness(backend)
@@ -23,9 +23,14 @@ import Testing
         #expect(receiver.deliveries.count == 1)
         #expect(try harness.sesame.housekeeping.sweep().grants == 0)
 
+        // The verified request's calls are counted in memory on SQLite, in its row on PostgreSQL.
+        let counts = harness.sesame.store.requestCallCounters
+        #expect(backend == .sqlite ? counts?.count == 1 : counts == nil)
+
         harness.clock.advance(by: 301)
         var result = try harness.sesame.housekeeping.sweep()
         #expect(result.grants == 2 && result.verificationRequests == 0 && result.webhookEvents == 0, "\(result)")
+        #expect(counts?.count ?? 0 == 0)
 
         harness.clock.advance(by: 86_400)
         result = try harness.sesame.housekeeping.sweep()

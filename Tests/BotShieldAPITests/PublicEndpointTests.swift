@@ -3,7 +3,7 @@ import Foundation
 import SesameClient
 import SesameCore
 import SesameCrypto
-import SesameStore
+@testable import SesameStore
 import SesameTestSupport
 import Synchronization
 import Testing
@@ -815,6 +815,49 @@ import WebAuthn
         expectRateLimited(try await harness.complete(other, challengeID: try challengeID(payload), response: try harness.assert(payload)))
         #expect(try await harness.statusOf(other) == "pending")
         #expect(try await harness.statusOf(requestID) == "pending")
+    }
+
+    @Test("P15 on SQLite: the calls are counted in memory, the request's row untouched; without room, in the row; a count moves from the row to memory whole")
+    func p15InMemory() async throws {
+        func storedCalls(_ harness: InlineHarness, _ requestID: String) throws -> Int64? {
+            try harness.sesame.store.database.queryFirst("SELECT options_calls FROM verification_requests WHERE id = $1",
+                                                         [.text(requestID)])?.integer("options_calls")
+        }
+        func store(requestCalls: Int) throws -> Store {
+            let path = String(try Backend.sqlite.makeURL().dropFirst("sqlite:".count))
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            return try Store(database: SQLiteDatabase(path: path), rateLimitSharing: RateLimitRepository.sharingInterval, requestCalls: requestCalls)
+        }
+        let inMemory = try InlineHarness(.sqlite)
+        try inMemory.link("acct_1", to: try inMemory.person().id)
+        let counted = try await inMemory.newRequest(ref: "acct_1")
+        for _ in 0..<10 { _ = try await inMemory.optionsPayload(counted) }
+        expectRateLimited(try await inMemory.options(counted))
+        #expect(try storedCalls(inMemory, counted) == 0, "counted without a write")
+
+        // No room: the row counts, and the limit holds.
+        let full = try InlineHarness(.sqlite, store: try store(requestCalls: 0))
+        try full.link("acct_1", to: try full.person().id)
+        let inRow = try await full.newRequest(ref: "acct_1")
+        for _ in 0..<10 { _ = try await full.optionsPayload(inRow) }
+        expectRateLimited(try await full.options(inRow))
+        #expect(try storedCalls(full, inRow) == 11)
+
+        // Room for one request: the second is counted in its row until the first expires and is swept for it; it then
+        // goes on from the row's count.
+        let one = try InlineHarness(.sqlite, store: try store(requestCalls: 1))
+        try one.link("acct_1", to: try one.person().id)
+        let first = try await one.newRequest(ref: "acct_1")
+        _ = try await one.optionsPayload(first)
+        one.clock.advance(by: 240)
+        let second = try await one.newRequest(ref: "acct_1")
+        for _ in 0..<3 { _ = try await one.optionsPayload(second) }
+        #expect(try storedCalls(one, second) == 3)
+        one.clock.advance(by: 61)
+        #expect(try await one.options(first).data?["outcome"] as? String == "expired", "the first request expired")
+        for _ in 0..<7 { _ = try await one.optionsPayload(second) }
+        expectRateLimited(try await one.options(second))
+        #expect(try storedCalls(one, second) == 3, "the later calls were counted in memory, from the row's 3")
     }
 
     @Test("P15 (per IP, §2.11): the 61st public call in a minute from one IP is HTTP 200 with .data.error statusCode 429",

@@ -313,16 +313,32 @@ public struct InlinePasskeyService: Sendable {
         throws(SesameError) -> OpenRequest
     {
         try limit(clientIP)
-        guard VerificationService.isRequestID(requestID),
-              let counted = try StoreErrors.map({ () throws(StoreError) in
-                  try sesame.store.verificationRequests.countCall(id: requestID, counter: counter)
-              })
-        else { return .closed(.unknownRequest) }
-        guard counted.calls <= Self.callsPerRequest else { throw SesameError(.rateLimited, "10 calls per request") }
         let now = sesame.clock.now()
+        guard VerificationService.isRequestID(requestID), let counted = try countCall(requestID, counter, now: now) else {
+            return .closed(.unknownRequest)
+        }
+        guard counted.calls <= Self.callsPerRequest else { throw SesameError(.rateLimited, "10 calls per request") }
         if counted.request.isExpired(at: now) { return .closed(.requestExpired) }
         guard counted.request.status == VerificationRequestRecord.pending else { return .closed(.requestClosed) }
         return .open(counted.request, now: now)
+    }
+
+    /// Counts this call against the request's limit and reads the request: on SQLite in this process's memory
+    /// (``Store/requestCallCounters``, a read of the row and no write), else, or when those are full, in the row.
+    /// - Returns: the count after this call and the request, or `nil` when there is no such request.
+    func countCall(_ requestID: String, _ counter: VerificationRequestRepository.CallCounter, now: Date) throws(SesameError)
+        -> (calls: Int, request: VerificationRequestRecord)?
+    {
+        try StoreErrors.map { () throws(StoreError) in
+            let requests = sesame.store.verificationRequests
+            if let counters = sesame.store.requestCallCounters {
+                guard let stored = try requests.storedCalls(id: requestID, counter: counter) else { return nil }
+                if let calls = counters.count(requestID, counter, stored: stored.calls, expiresAt: stored.request.expiresAt, now: now) {
+                    return (calls, stored.request)
+                }
+            }
+            return try requests.countCall(id: requestID, counter: counter)
+        }
     }
 
     /// The current link of the request's ref, if it has one.

@@ -124,12 +124,26 @@ public struct VerificationRequestRepository: Sendable {
         return (Int(try row.integer(counter.rawValue)), try Self.record(row))
     }
 
-    /// The statements of ``countCall(id:counter:)``, one per counter, made once (every public inline call runs one).
+    /// Reads a request and the calls of `counter` its row holds, counting none (for ``RequestCallCounters``).
+    /// - Returns: the stored count and the request, or `nil` when there is no such request.
+    public func storedCalls(id: String, counter: CallCounter) throws(StoreError) -> (calls: Int, request: VerificationRequestRecord)? {
+        let sql = counter == .options ? Self.readOptionsCalls : Self.readCompleteCalls
+        guard let row = try database.queryFirst(sql, [.text(id)]) else { return nil }
+        return (Int(try row.integer(counter.rawValue)), try Self.record(row))
+    }
+
+    /// The statements of ``countCall(id:counter:)`` and ``storedCalls(id:counter:)``, one per counter, made once (every
+    /// public inline call runs one).
     private static let countOptionsCall = countCallSQL(.options), countCompleteCall = countCallSQL(.complete)
+    private static let readOptionsCalls = readCallsSQL(.options), readCompleteCalls = readCallsSQL(.complete)
 
     private static func countCallSQL(_ counter: CallCounter) -> String {
         let column = counter.rawValue
         return "UPDATE verification_requests SET \(column) = \(column) + 1 WHERE id = $1 RETURNING \(column), \(columns)"
+    }
+
+    private static func readCallsSQL(_ counter: CallCounter) -> String {
+        "SELECT \(counter.rawValue), \(columns) FROM verification_requests WHERE id = $1"
     }
 
     /// The per-request call counters.
