@@ -52,7 +52,8 @@ public final class RequestCallCounters: Sendable {
                 guard state.calls.count < capacity else { return nil }
                 calls = Calls(options: 0, complete: 0, expiresAt: expiresAt)
             }
-            calls[counter] = max(calls[counter], stored) + 1
+            // Bounded, so that not even a corrupt row can make the count overflow.
+            calls[counter] = min(max(calls[counter], stored), Int.max - 1) + 1
             state.calls[id] = calls
             return calls[counter]
         }
