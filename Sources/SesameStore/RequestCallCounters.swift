@@ -30,10 +30,12 @@ public final class RequestCallCounters: Sendable {
 
     /// The most requests held at once (about 150 bytes each).
     public let capacity: Int
+    /// The room a store's counters have: as many requests as ``PendingChallenges`` holds challenges.
+    public static let defaultCapacity = 100_000
     private let state = Mutex(State())
 
     /// No counts yet, room for `capacity` requests.
-    public init(capacity: Int = 100_000) { self.capacity = capacity }
+    public init(capacity: Int = defaultCapacity) { self.capacity = capacity }
 
     /// Counts one call of `counter` on the request `id`, which expires at `expiresAt` and whose row holds `stored`
     /// calls of it.

@@ -37,7 +37,7 @@ public final class Store: Repositories, Sendable {
 
     /// Wraps an open database whose nodes share rate-limit counts every `rateLimitSharing` (PostgreSQL only).
     /// - Parameter requestCalls: the most requests ``requestCallCounters`` holds.
-    init(database: any SQLDatabase, rateLimitSharing: Duration, requestCalls: Int = 100_000) throws(StoreError) {
+    init(database: any SQLDatabase, rateLimitSharing: Duration, requestCalls: Int = RequestCallCounters.defaultCapacity) throws(StoreError) {
         self.database = database
         rateCounters = WindowCounters(sharingInterval: database.dialect == .sqlite ? nil : rateLimitSharing)
         pendingChallenges = database.dialect == .sqlite ? PendingChallenges() : nil
