@@ -15,8 +15,8 @@ public final class PendingChallenges: Sendable {
     /// The most challenges held at once (about 300 bytes each).
     public let capacity: Int
     private let records = Mutex<[String: ChallengeRecord]>([:])
-    /// When a full set was last swept of expired challenges (by the inserting challenge's creation time).
-    private let sweptAt = Mutex<Date?>(nil)
+    /// When a full set may next be swept of expired challenges (by the inserting challenge's creation time).
+    private let sweeps = Mutex(SweepSchedule())
 
     /// An empty set of at most `capacity` challenges.
     public init(capacity: Int = 100_000) { self.capacity = capacity }
@@ -30,12 +30,7 @@ public final class PendingChallenges: Sendable {
             guard records[challenge.id] == nil else { throw StoreError(.conflict, "the challenge ID exists") }
             if records.count >= capacity {
                 let now = challenge.createdAt
-                let due = sweptAt.withLock { sweptAt in
-                    guard sweptAt.map({ now.timeIntervalSince($0) >= 1 || now < $0 }) ?? true else { return false }
-                    sweptAt = now
-                    return true
-                }
-                if due { records = records.filter { !$0.value.isExpired(at: now) } }
+                if sweeps.withLock({ $0.isDue(at: now) }) { records = records.filter { !$0.value.isExpired(at: now) } }
                 guard records.count < capacity else { throw StoreError(.unavailable, "too many ceremonies in flight") }
             }
             records[challenge.id] = challenge

@@ -24,8 +24,8 @@ public final class RequestCallCounters: Sendable {
 
     private struct State {
         var calls: [String: Calls] = [:]
-        /// When a full set was last swept of expired requests.
-        var sweptAt: Date?
+        /// When a full set may next be swept of expired requests.
+        var sweeps = SweepSchedule()
     }
 
     /// The most requests held at once (about 150 bytes each).
@@ -47,8 +47,7 @@ public final class RequestCallCounters: Sendable {
             if let held = state.calls[id] {
                 calls = held
             } else {
-                if state.calls.count >= capacity, state.sweptAt.map({ now.timeIntervalSince($0) >= 1 || now < $0 }) ?? true {
-                    state.sweptAt = now
+                if state.calls.count >= capacity, state.sweeps.isDue(at: now) {
                     state.calls = state.calls.filter { $0.value.expiresAt > now }
                 }
                 guard state.calls.count < capacity else { return nil }

@@ -1,0 +1,15 @@
+import Foundation
+
+/// When a full in-memory set (``PendingChallenges``, ``RequestCallCounters``) may drop its expired entries to make
+/// room: at most once a second, by the time of the insert that finds it full, so that a flood does not make every
+/// refused insert scan them all. A clock that went back makes a sweep due at once.
+struct SweepSchedule {
+    private var last: Date?
+
+    /// Whether a sweep is due at `now`; if so, it counts as done.
+    mutating func isDue(at now: Date) -> Bool {
+        guard last.map({ now.timeIntervalSince($0) >= 1 || now < $0 }) ?? true else { return false }
+        last = now
+        return true
+    }
+}
