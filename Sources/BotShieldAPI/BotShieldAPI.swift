@@ -28,17 +28,23 @@ public enum BotShieldAPI {
         }
     }
 
-    /// `{ "data": { "data": payload } }`, never cached.
-    static func envelope(_ payload: [String: Any]) -> HTTPResponse {
-        // Typed `[String: Any]` at each level, so the writer meets the type it looks for first.
-        let inner: [String: Any] = ["data": payload]
-        return response(["data": inner])
+    /// `{ "data": { "data": { … } } }`, the members of the innermost object written by `payload`; never cached.
+    static func envelope(_ payload: (inout JSONWriter) -> Void) -> HTTPResponse {
+        response { writer in
+            writer.key("data")
+            writer.object { writer in
+                writer.key("data")
+                writer.object(payload)
+            }
+        }
     }
 
-    static func response(_ object: [String: Any], status: Int = 200) -> HTTPResponse {
-        // Payloads are built from strings, numbers, booleans and parsed JSON only, so serialization cannot fail.
-        let body = JSONWriter.encode(any: object) ?? Array("{}".utf8)
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: body)
+    /// A JSON object whose members `members` writes (by hand: no Foundation coder on a ceremony's path), status 200
+    /// unless told, never cached. Members are written in name order, as the face has always answered.
+    static func response(status: Int = 200, _ members: (inout JSONWriter) -> Void) -> HTTPResponse {
+        var writer = JSONWriter()
+        writer.object(members)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: writer.bytes)
     }
 
     /// `response` with the request log's correlation tag of `requestID` (`rq`, a keyed hash: the ID never reaches the log).
@@ -48,19 +54,8 @@ public enum BotShieldAPI {
         return response
     }
 
-    /// The body as a JSON object, or `nil` when it is not one.
-    static func object(_ request: HTTPRequest) -> [String: Any]? {
-        guard !request.body.isEmpty else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-    }
-
-    /// A string member, or `nil` when it is absent or not a string.
-    static func string(_ object: [String: Any]?, _ key: String) -> String? {
-        object?[key] as? String
-    }
-
-    /// The body's top-level members, read strictly and without Foundation's coders (the public ceremony endpoints),
-    /// or `nil` when it is not one JSON object.
+    /// The body's top-level members, read strictly and without Foundation's coders (RFC 8259; a top-level member given
+    /// twice, invalid UTF-8 or nesting deeper than 16 refuse the whole body), or `nil` when it is not one JSON object.
     static func members(_ request: HTTPRequest) -> JSONObjectMembers? {
         JSONObjectMembers(request.body)
     }
@@ -69,7 +64,14 @@ public enum BotShieldAPI {
 /// Pattern B errors: the real HTTP status with `{ "error": { "statusCode", "code", "message" } }`.
 struct PartnerErrorRenderer: HTTPErrorRenderer {
     func render(_ error: HTTPError, for request: HTTPRequest) -> HTTPResponse {
-        BotShieldAPI.response(["error": ["statusCode": error.status, "code": error.code, "message": error.message]], status: error.status)
+        BotShieldAPI.response(status: error.status) { writer in
+            writer.key("error")
+            writer.object { writer in
+                writer.member("code", error.code)
+                writer.member("message", error.message)
+                writer.member("statusCode", error.status)
+            }
+        }
     }
 }
 
@@ -79,7 +81,15 @@ struct PublicErrorRenderer: HTTPErrorRenderer {
     func render(_ error: HTTPError, for request: HTTPRequest) -> HTTPResponse {
         // Any server-side failure (a 503 from an unavailable store included) is the one generic shape of spec §1.3.
         let serverError = error.status >= 500
-        return BotShieldAPI.response(["data": ["error": ["statusCode": serverError ? 500 : error.status,
-                                                         "message": serverError ? "internal_error" : error.code]]])
+        return BotShieldAPI.response { writer in
+            writer.key("data")
+            writer.object { writer in
+                writer.key("error")
+                writer.object { writer in
+                    writer.member("message", serverError ? "internal_error" : error.code)
+                    writer.member("statusCode", serverError ? 500 : error.status)
+                }
+            }
+        }
     }
 }

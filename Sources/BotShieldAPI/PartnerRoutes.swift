@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// Pattern B, server to server: grants, verification links, status, the online token check and unlinking.
 /// No CORS: an API key must never be in a browser.
@@ -9,18 +10,22 @@ enum PartnerRoutes {
         router.add(.POST, "/operations/sdk/create-session") { request in
             let caller = try apiKeyCaller(request, sesame)
             let grant = try call { () throws(SesameError) in try sesame.partners.openGrant(caller) }
-            return BotShieldAPI.envelope([
-                "anchor_grant_token": grant.secret,
-                "anchor_grant_expires_at": Timestamps.rfc3339(grant.expiresAt),
-                "anchor_grant_expires_in_seconds": Int(PartnerService.grantLifetime),  // trap-safe: a constant
-                "organization": ["id": caller.partner.id, "environment": caller.environment.rawValue],
-            ])
+            return BotShieldAPI.envelope { writer in
+                writer.member("anchor_grant_expires_at", Timestamps.rfc3339(grant.expiresAt))
+                writer.member("anchor_grant_expires_in_seconds", Int(PartnerService.grantLifetime))  // trap-safe: a constant
+                writer.member("anchor_grant_token", grant.secret)
+                writer.key("organization")
+                writer.object { writer in
+                    writer.member("environment", caller.environment.rawValue)
+                    writer.member("id", caller.partner.id)
+                }
+            }
         }
 
         router.add(.POST, "/operations/sdk/logout") { request in
-            let grant = BotShieldAPI.string(BotShieldAPI.object(request), "session_token") ?? bearer(request) ?? ""
+            let grant = BotShieldAPI.members(request)?.string("session_token") ?? bearer(request) ?? ""
             let revoked = try call { () throws(SesameError) in try sesame.partners.revokeGrant(grant) }
-            return BotShieldAPI.envelope(["logged_out": revoked])
+            return BotShieldAPI.envelope { writer in writer.member("logged_out", revoked) }
         }
 
         router.add(.POST, "/operations/sdk/create-verification-link") { request in
@@ -29,7 +34,7 @@ enum PartnerRoutes {
                 throw error.code == .unauthorized ? HTTPError.unauthorized(code: "invalid_grant", message: "The grant is unknown, expired or revoked.")
                     : map(error)
             }
-            guard let body = BotShieldAPI.object(request) else { throw HTTPError.badRequest(code: "invalid_json", message: "The body is not a JSON object.") }
+            guard let body = BotShieldAPI.members(request) else { throw HTTPError.badRequest(code: "invalid_json", message: "The body is not a JSON object.") }
             let input = try LinkInput(body)
             let created: VerificationRequest
             do throws(SesameError) {
@@ -39,10 +44,14 @@ enum PartnerRoutes {
                 throw error.reason == PartnerService.returnURLNotAllowed ? returnURLNotAllowed : map(error)
             }
             let url = sesame.inline.handOffURL(requestID: created.id)
-            return BotShieldAPI.tagged(BotShieldAPI.envelope([
-                "request_id": created.id, "expires_at": Timestamps.rfc3339(created.expiresAt), "scope": created.scope,
-                "web_url": url, "deep_link": url, "qr_code_url": sesame.inline.qrCodeURL(requestID: created.id),
-            ]), requestID: created.id, sesame)
+            return BotShieldAPI.tagged(BotShieldAPI.envelope { writer in
+                writer.member("deep_link", url)
+                writer.member("expires_at", Timestamps.rfc3339(created.expiresAt))
+                writer.member("qr_code_url", sesame.inline.qrCodeURL(requestID: created.id))
+                writer.member("request_id", created.id)
+                writer.member("scope", created.scope)
+                writer.member("web_url", url)
+            }, requestID: created.id, sesame)
         }
 
         router.add(.GET, "/operations/verification/status", requiresJSONBody: false) { request in
@@ -50,10 +59,12 @@ enum PartnerRoutes {
             let requestID = request.query["request_id"] ?? ""
             do throws(SesameError) {
                 let found = try sesame.verifications.status(caller, requestID: requestID)
-                return BotShieldAPI.tagged(BotShieldAPI.envelope(statusPayload(found)), requestID: requestID, sesame)
+                return BotShieldAPI.tagged(BotShieldAPI.envelope { writer in writeStatus(found, to: &writer) }, requestID: requestID, sesame)
             } catch where error.code == .notFound {
-                return BotShieldAPI.tagged(BotShieldAPI.envelope(["request_id": String(requestID.prefix(64)), "status": "not_found"]),
-                                           requestID: requestID, sesame)
+                return BotShieldAPI.tagged(BotShieldAPI.envelope { writer in
+                    writer.member("request_id", String(requestID.prefix(64)))
+                    writer.member("status", "not_found")
+                }, requestID: requestID, sesame)
             } catch {
                 throw map(error)
             }
@@ -61,27 +72,28 @@ enum PartnerRoutes {
 
         router.add(.POST, "/operations/sdk/verify-token") { request in
             let caller = try apiKeyCaller(request, sesame)
-            guard let token = BotShieldAPI.string(BotShieldAPI.object(request), "token") else {
+            guard let token = BotShieldAPI.members(request)?.string("token") else {
                 throw HTTPError.badRequest(code: "token_required", message: "Send the verification token as token.")
             }
             let check = try call { () throws(SesameError) in try sesame.verifications.checkToken(caller, token: token) }
-            var payload: [String: Any] = ["valid": check.valid]
-            if let reason = check.reason { payload["reason"] = reason }
-            if let claims = check.claims, let object = try? JSONSerialization.jsonObject(with: JSONEncoder().encode(claims)) {
-                payload["claims"] = object
+            // Claims are strings, Booleans and whole numbers: they always encode.
+            let claims = check.claims.flatMap { try? JSONValue.object($0.jsonObject).jsonEncoded() }
+            return BotShieldAPI.envelope { writer in
+                if let claims { writer.member("claims", json: claims) }
+                if let reason = check.reason { writer.member("reason", reason) }
+                writer.member("valid", check.valid)
             }
-            return BotShieldAPI.envelope(payload)
         }
 
         router.add(.POST, "/operations/sdk/unlink") { request in
             let caller = try apiKeyCaller(request, sesame)
-            guard let ref = BotShieldAPI.string(BotShieldAPI.object(request), "partner_user_ref"),
+            guard let ref = BotShieldAPI.members(request)?.string("partner_user_ref"),
                   (try? PartnerService.checkRef(ref)) != nil
             else { throw HTTPError.badRequest(code: "partner_user_ref_invalid", message: "partner_user_ref is 1 to 128 of A-Z a-z 0-9 . _ : -.") }
             let unlinked = try call { () throws(SesameError) in
                 try sesame.partners.unlink(partnerID: caller.partner.id, environment: caller.environment, partnerUserRef: ref)
             }
-            return BotShieldAPI.envelope(["unlinked": unlinked])
+            return BotShieldAPI.envelope { writer in writer.member("unlinked", unlinked) }
         }
     }
 
@@ -94,30 +106,32 @@ enum PartnerRoutes {
         /// Checked against the partner's return origins when the request is created.
         let returnURL: String?
 
-        init(_ body: [String: Any]) throws(HTTPError) {
-            scope = try PartnerRoutes.scope(body["scope"])
-            partnerUserRef = try PartnerRoutes.partnerUserRef(body["partner_user_ref"])
-            switch body["link"] {
-            case nil, is NSNull: link = false
-            case let flag as Bool: link = flag
-            default: throw HTTPError.badRequest(code: "link_invalid", message: "link is a boolean.")
+        init(_ body: JSONObjectMembers) throws(HTTPError) {
+            scope = try PartnerRoutes.scope(in: body)
+            partnerUserRef = try PartnerRoutes.partnerUserRef(in: body)
+            if body.isAbsentOrNull("link") {
+                link = false
+            } else if let flag = body.bool("link") {
+                link = flag
+            } else {
+                throw HTTPError.badRequest(code: "link_invalid", message: "link is a boolean.")
             }
             if link, partnerUserRef == nil {
                 throw HTTPError.badRequest(code: "link_requires_partner_user_ref", message: "link: true needs partner_user_ref.")
             }
-            switch body["return_url"] {
-            case nil, is NSNull: returnURL = nil
-            case let url as String: returnURL = url
-            default: throw PartnerRoutes.returnURLNotAllowed
+            if body.isAbsentOrNull("return_url") {
+                returnURL = nil
+            } else if let url = body.string("return_url") {
+                returnURL = url
+            } else {
+                throw PartnerRoutes.returnURLNotAllowed
             }
-            switch body["metadata"] {
-            case nil, is NSNull: metadata = nil
-            case let object as [String: Any]:
-                guard let bytes = try? JSONSerialization.data(withJSONObject: object),
-                      let checked = try? VerificationService.checkMetadata(Array(bytes))
-                else { throw HTTPError.badRequest(code: "metadata_invalid", message: "metadata is a JSON object of at most 2 KB.") }
+            if body.isAbsentOrNull("metadata") {
+                metadata = nil
+            } else if let object = body.object("metadata"), let checked = try? VerificationService.checkMetadata(object) {
                 metadata = checked
-            default: throw HTTPError.badRequest(code: "metadata_invalid", message: "metadata is a JSON object of at most 2 KB.")
+            } else {
+                throw HTTPError.badRequest(code: "metadata_invalid", message: "metadata is a JSON object of at most 2 KB.")
             }
         }
     }
@@ -125,43 +139,39 @@ enum PartnerRoutes {
     static let returnURLNotAllowed = HTTPError.badRequest(code: "return_url_not_allowed",
                                                           message: "return_url's origin is not registered for this organization.")
 
-    /// A `scope` member (create-verification-link, the widget's create-verification).
+    /// The `scope` member (create-verification-link, the widget's create-verification).
     /// - Throws: 400 `scope_invalid`.
-    static func scope(_ value: Any?) throws(HTTPError) -> String {
-        guard let scope = value as? String, (try? VerificationService.checkScope(scope)) != nil else {
+    static func scope(in body: JSONObjectMembers) throws(HTTPError) -> String {
+        guard let scope = body.string("scope"), (try? VerificationService.checkScope(scope)) != nil else {
             throw HTTPError.badRequest(code: "scope_invalid", message: "scope is required: 1 to 64 of a-z 0-9 _ . : -.")
         }
         return scope
     }
 
-    /// An optional `partner_user_ref` member (absent or null: none).
+    /// The optional `partner_user_ref` member (absent or null: none).
     /// - Throws: 400 `partner_user_ref_invalid`.
-    static func partnerUserRef(_ value: Any?) throws(HTTPError) -> String? {
-        switch value {
-        case nil, is NSNull: return nil
-        case let ref as String where (try? PartnerService.checkRef(ref)) != nil: return ref
-        default:
+    static func partnerUserRef(in body: JSONObjectMembers) throws(HTTPError) -> String? {
+        if body.isAbsentOrNull("partner_user_ref") { return nil }
+        guard let ref = body.string("partner_user_ref"), (try? PartnerService.checkRef(ref)) != nil else {
             throw HTTPError.badRequest(code: "partner_user_ref_invalid",
                                        message: "partner_user_ref is 1 to 128 of A-Z a-z 0-9 . _ : - and never an email address.")
         }
+        return ref
     }
 
     /// Status, token and timestamps; the same whichever path completed the request.
-    static func statusPayload(_ request: VerificationRequest) -> [String: Any] {
-        var payload: [String: Any] = [
-            "request_id": request.id, "status": request.status.rawValue, "scope": request.scope,
-            "created_at": Timestamps.rfc3339(request.createdAt), "expires_at": Timestamps.rfc3339(request.expiresAt),
-        ]
-        if let ref = request.partnerUserRef { payload["partner_user_ref"] = ref }
-        if request.status == .completed {
-            if let completedAt = request.completedAt { payload["completed_at"] = Timestamps.rfc3339(completedAt) }
-            if let token = request.verificationToken { payload["verification_token"] = token }
-        }
-        if request.status == .failed, let reason = request.failureReason { payload["failure_reason"] = reason }
-        if let metadata = request.metadata, let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8)) {
-            payload["metadata"] = object
-        }
-        return payload
+    static func writeStatus(_ request: VerificationRequest, to writer: inout JSONWriter) {
+        let completed = request.status == .completed
+        if completed, let completedAt = request.completedAt { writer.member("completed_at", Timestamps.rfc3339(completedAt)) }
+        writer.member("created_at", Timestamps.rfc3339(request.createdAt))
+        writer.member("expires_at", Timestamps.rfc3339(request.expiresAt))
+        if request.status == .failed, let reason = request.failureReason { writer.member("failure_reason", reason) }
+        if let metadata = VerificationService.storedMetadata(request.metadata) { writer.member("metadata", json: metadata) }
+        if let ref = request.partnerUserRef { writer.member("partner_user_ref", ref) }
+        writer.member("request_id", request.id)
+        writer.member("scope", request.scope)
+        writer.member("status", request.status.rawValue)
+        if completed, let token = request.verificationToken { writer.member("verification_token", token) }
     }
 
     /// The caller of an `Authorization: Bearer <API key>` request.

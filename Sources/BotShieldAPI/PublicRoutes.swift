@@ -44,7 +44,7 @@ enum PublicRoutes {
         router.add(.POST, "/operations/handoff/decline", corsAnyOrigin: true) { request in
             let requestID = BotShieldAPI.members(request)?.string("request_id") ?? ""
             let outcome = try PartnerRoutes.call { () throws(SesameError) in try sesame.handOff.decline(requestID: requestID) }
-            return BotShieldAPI.tagged(BotShieldAPI.envelope(payload(outcome)), requestID: requestID, sesame)
+            return BotShieldAPI.tagged(envelope(outcome), requestID: requestID, sesame)
         }
     }
 
@@ -52,17 +52,22 @@ enum PublicRoutes {
     static func optionsResponse(_ answer: InlineOptionsAnswer) -> HTTPResponse {
         switch answer {
         case .options(let options):
-            BotShieldAPI.envelope([
-                "options": options.options,
-                "challenge_id": options.challengeID,
-                "expires_at": Timestamps.rfc3339(options.expiresAt),
-                "url": options.url,
-                "setup_url": options.setupURL,
-            ])
+            BotShieldAPI.envelope { writer in
+                writer.member("challenge_id", options.challengeID)
+                writer.member("expires_at", Timestamps.rfc3339(options.expiresAt))
+                writer.member("options", options.options)
+                writer.member("setup_url", options.setupURL)
+                writer.member("url", options.url)
+            }
         case .fallback(let fallback, let url, let setupURL):
-            BotShieldAPI.envelope(["fallback": "app", "reason": InlineOutcome.reason(of: fallback), "url": url, "setup_url": setupURL])
+            BotShieldAPI.envelope { writer in
+                writer.member("fallback", "app")
+                writer.member("reason", InlineOutcome.reason(of: fallback))
+                writer.member("setup_url", setupURL)
+                writer.member("url", url)
+            }
         case .closed(let outcome):
-            BotShieldAPI.envelope(payload(outcome))
+            envelope(outcome)
         }
     }
 
@@ -70,14 +75,18 @@ enum PublicRoutes {
     static func handOffResponse(_ answer: HandOffAnswer) -> HTTPResponse {
         switch answer {
         case .options(let options):
-            BotShieldAPI.envelope([
-                "partner": ["name": options.partnerName], "scope": options.scope, "link": options.linkIntent,
-                "options": options.options,
-                "challenge_id": options.challengeID, "expires_at": Timestamps.rfc3339(options.expiresAt),
-                "returns": options.hasReturnURL,
-            ])
+            BotShieldAPI.envelope { writer in
+                writer.member("challenge_id", options.challengeID)
+                writer.member("expires_at", Timestamps.rfc3339(options.expiresAt))
+                writer.member("link", options.linkIntent)
+                writer.member("options", options.options)
+                writer.key("partner")
+                writer.object { writer in writer.member("name", options.partnerName) }
+                writer.member("returns", options.hasReturnURL)
+                writer.member("scope", options.scope)
+            }
         case .closed(let outcome):
-            BotShieldAPI.envelope(payload(outcome))
+            envelope(outcome)
         }
     }
 
@@ -91,12 +100,12 @@ enum PublicRoutes {
         }
         let body = BotShieldAPI.members(request)
         guard let requestID = body?.string("request_id") else {
-            var response = BotShieldAPI.envelope(payload(.unknownRequest))
+            var response = envelope(.unknownRequest)
             response.ceremony = observed(InlineVerdict.unknownRequest.reason)
             return response
         }
         guard let challengeID = body?.string("challenge_id"), challengeID.utf8.count <= 64, let credentialJSON = body?.object("response") else {
-            var response = BotShieldAPI.tagged(BotShieldAPI.envelope(payload(.assertionInvalid)), requestID: requestID, sesame)
+            var response = BotShieldAPI.tagged(envelope(.assertionInvalid), requestID: requestID, sesame)
             response.ceremony = observed(WebAuthnError.Code.malformedResponse.rawValue)
             return response
         }
@@ -108,16 +117,17 @@ enum PublicRoutes {
             refused.ceremony = observed(error.reason)
             throw refused
         }
-        var answer = BotShieldAPI.tagged(BotShieldAPI.envelope(payload(completion.outcome)), requestID: requestID, sesame)
+        var answer = BotShieldAPI.tagged(envelope(completion.outcome), requestID: requestID, sesame)
         answer.ceremony = observed(completion.reason)
         return answer
     }
 
-    /// `{ outcome, code? }` and nothing else.
-    static func payload(_ verdict: InlineVerdict) -> [String: Any] {
+    /// `{ outcome, code? }` and nothing else, in the envelope.
+    static func envelope(_ verdict: InlineVerdict) -> HTTPResponse {
         let outcome = InlineOutcome(verdict)
-        var payload: [String: Any] = ["outcome": outcome.outcome]
-        if let code = outcome.code { payload["code"] = code }
-        return payload
+        return BotShieldAPI.envelope { writer in
+            if let code = outcome.code { writer.member("code", code) }
+            writer.member("outcome", outcome.outcome)
+        }
     }
 }

@@ -20,7 +20,7 @@ enum SetupRoutes {
         router.add(.POST, "/app/api/id/options") { request in
             try checkOrigin(request, sesame)
             let start = try call(nil) { () throws(SesameError) in try sesame.setup.beginCreation(clientIP: request.remoteAddress) }
-            return BotShieldAPI.envelope(["challenge_id": start.challengeID, "options": start.options])
+            return ceremonyOptions(start)
         }
 
         router.add(.POST, "/app/api/id") { request in
@@ -35,7 +35,7 @@ enum SetupRoutes {
         router.add(.POST, "/app/api/sign-in/options") { request in
             try checkOrigin(request, sesame)
             let start = try call(nil) { () throws(SesameError) in try sesame.setup.beginSignIn(clientIP: request.remoteAddress) }
-            return BotShieldAPI.envelope(["challenge_id": start.challengeID, "options": start.options])
+            return ceremonyOptions(start)
         }
 
         router.add(.POST, "/app/api/sign-in") { request in
@@ -57,7 +57,7 @@ enum SetupRoutes {
             try checkOrigin(request, sesame)
             let (current, person) = try session(request, sesame)
             let start = try call(nil) { () throws(SesameError) in try sesame.setup.beginAddition(session: current, person: person) }
-            return BotShieldAPI.envelope(["challenge_id": start.challengeID, "options": start.options])
+            return ceremonyOptions(start)
         }
 
         router.add(.POST, "/app/api/passkeys") { request in
@@ -77,7 +77,7 @@ enum SetupRoutes {
             if let current = try? session(request, sesame).0 {
                 try call(nil) { () throws(SesameError) in try sesame.setup.signOut(current) }
             }
-            var response = BotShieldAPI.envelope(["signed_out": true])
+            var response = BotShieldAPI.envelope { writer in writer.member("signed_out", true) }
             response.headers.add("Set-Cookie", SessionCookie.header(name: cookieName, value: "", maxAge: 0, path: cookiePath, for: request))
             return response
         }
@@ -131,15 +131,31 @@ enum SetupRoutes {
         return response
     }
 
+    /// `{ challenge_id, options }` of a ceremony the page starts.
+    static func ceremonyOptions(_ start: SetupCeremonyStart<some JSONWritable>) -> HTTPResponse {
+        BotShieldAPI.envelope { writer in
+            writer.member("challenge_id", start.challengeID)
+            writer.member("options", start.options)
+        }
+    }
+
     /// `{ name, passkeys: [{ id, name, created_at, last_used_at? }] }`: nothing else about the person.
     static func account(_ person: User, _ sesame: Sesame) throws(HTTPError) -> HTTPResponse {
         let account = try call(nil) { () throws(SesameError) in try sesame.setup.account(person) }
-        let passkeys: [[String: Any]] = account.passkeys.map { passkey in
-            var entry: [String: Any] = ["id": passkey.id, "name": passkey.name, "created_at": Timestamps.rfc3339(passkey.createdAt)]
-            if let used = passkey.lastUsedAt { entry["last_used_at"] = Timestamps.rfc3339(used) }
-            return entry
+        return BotShieldAPI.envelope { writer in
+            writer.member("name", account.idName)
+            writer.key("passkeys")
+            writer.array { writer in
+                for passkey in account.passkeys {
+                    writer.object { writer in
+                        writer.member("created_at", Timestamps.rfc3339(passkey.createdAt))
+                        writer.member("id", passkey.id)
+                        if let used = passkey.lastUsedAt { writer.member("last_used_at", Timestamps.rfc3339(used)) }
+                        writer.member("name", passkey.name)
+                    }
+                }
+            }
         }
-        return BotShieldAPI.envelope(["name": account.idName, "passkeys": passkeys])
     }
 
     static func client(_ request: HTTPRequest) -> ClientInfo {

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// `POST /operations/widget/create-verification` and `GET /operations/widget/status` (spec §2.9, §2.11): the web
 /// widget's public calls, from partner pages in the browser.
@@ -12,10 +13,10 @@ import SesameHTTP
 enum WidgetRoutes {
     static func add(to router: inout Router, sesame: Sesame) {
         router.add(.POST, "/operations/widget/create-verification", corsAnyOrigin: true) { request in
-            guard let body = BotShieldAPI.object(request) else { throw HTTPError.badRequest(code: "invalid_json", message: "The body is not a JSON object.") }
-            guard let siteKey = body["site_key"] as? String else { throw invalidSiteKey }
-            let scope = try PartnerRoutes.scope(body["scope"])
-            let ref = try PartnerRoutes.partnerUserRef(body["partner_user_ref"])
+            guard let body = BotShieldAPI.members(request) else { throw HTTPError.badRequest(code: "invalid_json", message: "The body is not a JSON object.") }
+            guard let siteKey = body.string("site_key") else { throw invalidSiteKey }
+            let scope = try PartnerRoutes.scope(in: body)
+            let ref = try PartnerRoutes.partnerUserRef(in: body)
             let created: VerificationRequest
             do throws(SesameError) {
                 created = try sesame.widget.createVerification(siteKey: siteKey, origin: request.headers["Origin"], scope: scope,
@@ -28,10 +29,12 @@ enum WidgetRoutes {
                 default: throw PartnerRoutes.map(error)
                 }
             }
-            return BotShieldAPI.tagged(BotShieldAPI.envelope([
-                "request_id": created.id, "expires_at": Timestamps.rfc3339(created.expiresAt),
-                "web_url": sesame.inline.handOffURL(requestID: created.id), "qr_code_url": sesame.inline.qrCodeURL(requestID: created.id),
-            ]), requestID: created.id, sesame)
+            return BotShieldAPI.tagged(BotShieldAPI.envelope { writer in
+                writer.member("expires_at", Timestamps.rfc3339(created.expiresAt))
+                writer.member("qr_code_url", sesame.inline.qrCodeURL(requestID: created.id))
+                writer.member("request_id", created.id)
+                writer.member("web_url", sesame.inline.handOffURL(requestID: created.id))
+            }, requestID: created.id, sesame)
         }
 
         // `{status}` only: no token, no ref, no timestamps (the partner's server reads those with its API key).
@@ -40,7 +43,8 @@ enum WidgetRoutes {
             let status = try PartnerRoutes.call { () throws(SesameError) in
                 try sesame.widget.status(requestID: requestID, clientIP: request.remoteAddress)
             }
-            return BotShieldAPI.tagged(BotShieldAPI.envelope(["status": status?.rawValue ?? "not_found"]), requestID: requestID, sesame)
+            return BotShieldAPI.tagged(BotShieldAPI.envelope { writer in writer.member("status", status?.rawValue ?? "not_found") },
+                                       requestID: requestID, sesame)
         }
     }
 

@@ -196,18 +196,6 @@ public struct SecretsAtRest: Sendable {
 enum WebhookBodies {
     static let tokenKey = Array(#""verification_token":""#.utf8)
 
-    /// Serializes `object` with the token left out: returns the body and the byte offset where the token goes.
-    /// A random placeholder marks the spot, so no partner-supplied metadata can be mistaken for it.
-    static func serialize(_ object: [String: Any], tokenPath: (inout [String: Any], String) -> Void) -> (body: [UInt8], offset: Int)? {
-        let placeholder = "tok" + Identifiers.unique() + Identifiers.unique()
-        var object = object
-        tokenPath(&object, placeholder)
-        guard let bytes = JSONWriter.encode(any: object) else { return nil }
-        let marker = Array(placeholder.utf8)
-        guard let start = firstRange(of: marker, in: bytes) else { return nil }
-        return (Array(bytes[..<start] + bytes[(start + marker.count)...]), start)
-    }
-
     /// Puts the token back: the exact bytes that are signed and sent.
     static func fill(_ body: [UInt8], token: [UInt8], at offset: Int) -> [UInt8]? {
         guard offset <= body.count else { return nil }
@@ -221,11 +209,6 @@ enum WebhookBodies {
         let start = key + tokenKey.count
         guard let end = body[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
         return (Array(body[..<start] + body[end...]), start, Array(body[start..<end]))
-    }
-
-    private static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
-        return (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 
     private static func lastRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -71,6 +71,37 @@ import Testing
         #expect(try rows.first?.integer("n") == 0)
     }
 
+    @Test("create-verification-link reads its body strictly: a member twice -> invalid_json (metadata_invalid inside metadata), a number for link -> link_invalid; metadata is measured and kept as compact JSON in name order",
+          arguments: Backend.allCases)
+    func strictLinkBody(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let grant = try #require(try await harness.post("/operations/sdk/create-session", [:], bearer: harness.liveKey).data?["anchor_grant_token"]
+            as? String)
+        func link(_ body: String) async throws -> HTTPReply {
+            try await harness.send("POST", "/operations/sdk/create-verification-link", body: Data(body.utf8), bearer: grant)
+        }
+        expectError(try await link(#"{"scope":"checkout","scope":"login"}"#), 400, "invalid_json")
+        expectError(try await link(#"{"scope":"checkout","metadata":{"a":1,"a":2}}"#), 400, "metadata_invalid")
+        expectError(try await link(#"{"scope":"checkout","partner_user_ref":"acct_1","link":1}"#), 400, "link_invalid")
+        expectError(try await link(#"{"scope":"checkout","partner_user_ref":7}"#), 400, "partner_user_ref_invalid")
+        expectError(try await link(#"{"scope":"checkout","return_url":false}"#), 400, "return_url_not_allowed")
+        #expect(try harness.sesame.store.database.query("SELECT COUNT(*) AS n FROM verification_requests", []).first?.integer("n") == 0)
+
+        // Pretty-printed metadata over 2 KB as sent, exactly 2,048 bytes as compact JSON: accepted, kept compact in name order.
+        let note = String(repeating: "x", count: 2010)
+        let pretty = "{\n" + String(repeating: " ", count: 40) + #""z": 1,\#n  "note": "\#(note)",\#n  "a": [true, null, -2.5]\#n}"#
+        #expect(pretty.utf8.count > 2048)
+        let created = try await link(#"{"scope":"checkout","metadata":\#(pretty)}"#)
+        #expect(created.status == 200, "\(created)")
+        let requestID = try #require(created.data?["request_id"] as? String)
+        let kept = #"{"a":[true,null,-2.5],"note":"\#(note)","z":1}"#
+        #expect(kept.utf8.count == 2048)
+        let status = try await harness.status(requestID)
+        #expect(status.text.contains(#""metadata":\#(kept)"#), "\(status)")
+        // One byte more as compact JSON: refused.
+        expectError(try await link(#"{"scope":"checkout","metadata":{"z":1,"note":"\#(note)x","a":[true,null,-2.5]}}"#), 400, "metadata_invalid")
+    }
+
     @Test("verify-token without a token -> 400 token_required; a malformed one is not valid; unlink checks its ref", arguments: Backend.allCases)
     func tokenAndUnlinkInput(backend: Backend) async throws {
         let harness = try InlineHarness(backend)

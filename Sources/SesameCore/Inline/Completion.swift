@@ -1,5 +1,6 @@
 import Foundation
 import SesameStore
+import WebAuthn
 
 /// The claims of a verification token (spec §2.4): what was verified, never who.
 public struct VerificationTokenClaims: Codable, Sendable, Hashable {
@@ -32,7 +33,7 @@ public struct VerificationTokenClaims: Codable, Sendable, Hashable {
     }
 
     /// The claims as the token's JSON object (what `Codable` writes, without a coder: `partner_user_ref` only when set).
-    var jsonObject: [String: JSONValue] {
+    public var jsonObject: [String: JSONValue] {
         var object: [String: JSONValue] = [
             "iss": .string(iss), "aud": .string(aud), "iat": .integer(Int(iat)), "exp": .integer(Int(exp)), "jti": .string(jti),  // trap-safe: Int is 64-bit
             "request_id": .string(requestID), "scope": .string(scope), "env": .string(env), "verified": .bool(verified),
@@ -123,22 +124,25 @@ struct CompletionRoutine {
 
     /// The `gate.human_verified` body, serialized once without its token, and where the token goes: these bytes with
     /// the token put back are signed and sent on every attempt. Identical whichever path completed the request.
+    /// Members in name order, so `verification_token` is the last member of `data` (``WebhookBodies/extractToken(_:)``).
     static func eventBody(_ request: VerificationRequestRecord, linked: Bool, at time: Date) -> (body: [UInt8], offset: Int) {
-        var data: [String: Any] = [
-            "request_id": request.id, "scope": request.scope, "env": request.environment, "linked": linked,
-        ]
-        if let ref = request.partnerUserRef { data["partner_user_ref"] = ref }
-        if let metadata = request.metadata, let object = try? JSONSerialization.jsonObject(with: Data(metadata.utf8)) {
-            data["metadata"] = object
+        var offset = 0
+        var writer = JSONWriter()
+        writer.object { writer in
+            writer.key("data")
+            writer.object { writer in
+                writer.member("env", request.environment)
+                writer.member("linked", linked)
+                if let metadata = VerificationService.storedMetadata(request.metadata) { writer.member("metadata", json: metadata) }
+                if let ref = request.partnerUserRef { writer.member("partner_user_ref", ref) }
+                writer.member("request_id", request.id)
+                writer.member("scope", request.scope)
+                writer.member("verification_token", "")
+                offset = writer.bytes.count - 1  // between the empty string's quotes
+            }
+            writer.member("timestamp", Timestamps.rfc3339(time))
+            writer.member("type", eventType)
         }
-        let body: [String: Any] = ["type": eventType, "timestamp": Timestamps.rfc3339(time), "data": data]
-        // Strings, booleans and a parsed JSON object always serialize, and the placeholder is always found.
-        let serialized = WebhookBodies.serialize(body) { object, placeholder in
-            var data = object["data"] as? [String: Any] ?? [:]
-            data["verification_token"] = placeholder
-            object["data"] = data
-        }
-        guard let serialized else { preconditionFailure("a webhook body did not serialize") }
-        return serialized
+        return (writer.bytes, offset)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCrypto
 import SesameStore
+import WebAuthn
 
 /// A partner's verification request as the partner sees it.
 public struct VerificationRequest: Sendable, Hashable {
@@ -61,15 +62,22 @@ public struct VerificationService: Sendable {
         return scope
     }
 
-    /// Metadata: a JSON object of at most 2 KB, kept as compact JSON text.
+    /// Metadata: a JSON object of at most 2 KB as compact JSON, kept as that text (members in name order), read
+    /// strictly (``JSONValue/init(jsonEncoded:)``: no member name twice).
     /// - Throws: `invalid_argument`.
     public static func checkMetadata(_ json: [UInt8]) throws(SesameError) -> String {
-        guard json.count <= maximumMetadataBytes,
-              let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
-              let compact = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+        guard let value = try? JSONValue(jsonEncoded: json), case .object = value, let compact = try? value.jsonEncoded(),
               compact.count <= maximumMetadataBytes
         else { throw SesameError(.invalidArgument, "metadata is a JSON object of at most 2 KB") }
         return String(decoding: compact, as: UTF8.self)
+    }
+
+    /// A request's stored metadata as JSON text to answer with, when it is one JSON object (as ``checkMetadata(_:)``
+    /// keeps it); `nil` for none, or for a stored value that is not one.
+    public static func storedMetadata(_ text: String?) -> [UInt8]? {
+        guard let text else { return nil }
+        let bytes = Array(text.utf8)
+        return JSONObjectMembers(bytes) == nil ? nil : bytes
     }
 
     /// Opens a request in the caller's environment, living 5 minutes.

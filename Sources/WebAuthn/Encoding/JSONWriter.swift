@@ -93,6 +93,13 @@ public struct JSONWriter {
         bytes.append(contentsOf: "null".utf8)
     }
 
+    /// Writes one JSON value given as its text, which the caller has checked is one (a stored canonical object, say):
+    /// copied as it is.
+    public mutating func json(_ text: some Collection<UInt8>) {
+        separate()
+        bytes.append(contentsOf: text)
+    }
+
     /// Writes a value that writes itself (one JSON value).
     public mutating func value(_ value: some JSONWritable) {
         value.write(to: &self)
@@ -103,6 +110,7 @@ public struct JSONWriter {
     public mutating func member(_ name: String, _ value: Int) { key(name); integer(value) }
     public mutating func member(_ name: String, _ value: Bool) { key(name); bool(value) }
     public mutating func member(_ name: String, _ value: some JSONWritable) { key(name); self.value(value) }
+    public mutating func member(_ name: String, json text: some Collection<UInt8>) { key(name); json(text) }
     public mutating func member(_ name: String, strings: [String]) {
         key(name)
         array { writer in strings.forEach { writer.string($0) } }
