@@ -24,22 +24,23 @@ public enum AuthsignalAPI {
 
     /// A JSON response, status 200 unless told; built from strings, numbers, booleans, arrays and objects only.
     static func response(_ value: Any, status: Int = 200) -> HTTPResponse {
-        let body = JSONWriter.encode(any: value) ?? Array("{}".utf8)
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: body)
+        json(JSONWriter.encode(any: value) ?? Array("{}".utf8), status: status)
     }
 
-    /// The body as a JSON object with `null` members dropped; an empty body is an empty object.
-    /// - Throws: 400 `invalid_request` for anything else.
-    static func object(_ request: HTTPRequest) throws(HTTPError) -> [String: Any] {
-        guard !request.body.isEmpty else { return [:] }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
-            throw invalidRequest("The body is not a JSON object.")
-        }
-        return object.filter { !($0.value is NSNull) }
+    /// A JSON object whose members `members` writes by hand (the calls of every sign-in: track, validate), in name
+    /// order as ``response(_:status:)`` writes them; status 200.
+    static func response(_ members: (inout JSONWriter) -> Void) -> HTTPResponse {
+        var writer = JSONWriter()
+        writer.object(members)
+        return json(writer.bytes, status: 200)
     }
 
-    /// The body's top-level members, read strictly and without Foundation's coders (the client API's calls); an empty
-    /// body is an empty object.
+    private static func json(_ body: [UInt8], status: Int) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: body)
+    }
+
+    /// The body's top-level members, read strictly and without Foundation's coders (every call's); an empty body is an
+    /// empty object. A member that is `null` counts as absent.
     /// - Throws: 400 `invalid_request` for anything but one JSON object (a member given twice included).
     static func members(_ request: HTTPRequest) throws(HTTPError) -> JSONObjectMembers {
         guard let members = JSONObjectMembers(request.body.isEmpty ? Array("{}".utf8) : request.body) else {

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import WebAuthn
 
 /// The server API (spec §2, S1-S10): the integrator's backend with its tenant secret in HTTP Basic. No CORS: a tenant
 /// secret must never be in a browser.
@@ -12,44 +13,50 @@ enum ServerRoutes {
         // S1: track an action.
         router.add(.POST, base + "/users/:userId/actions/:action") { request in
             let project = try Authorization.serverTenant(request, sesame)
-            let body = try AuthsignalAPI.object(request)
+            let body = try AuthsignalAPI.members(request)
             let input = TrackInput(idempotencyKey: try Wire.string(body, "idempotencyKey"), scopes: try scopes(body),
                                    attributes: try Wire.attributes(body))
             let tracked = try AuthsignalAPI.call { () throws(SesameError) in
                 try service.track(project: project, userID: userID(request), actionCode: request.pathParameters["action"] ?? "", input: input)
             }
-            var object: [String: Any] = [
-                "state": tracked.action.state.rawValue, "idempotencyKey": tracked.action.idempotencyKey, "token": tracked.token,
-                "url": sesame.inline.apiURL + "/authsignal/challenge?token=" + tracked.token, "isEnrolled": tracked.user.isEnrolled,
-                "enrolledVerificationMethods": tracked.user.enrolledVerificationMethods,
-                "allowedVerificationMethods": Wire.allowedMethods(tracked.user), "ruleIds": [String](),
-            ]
-            object["defaultVerificationMethod"] = tracked.user.enrolledVerificationMethods.first ?? passkeyVerificationMethod
-            return AuthsignalAPI.response(object)
+            return AuthsignalAPI.response { writer in
+                writer.member("allowedVerificationMethods", strings: Wire.allowedMethods(tracked.user))
+                writer.member("defaultVerificationMethod", tracked.user.enrolledVerificationMethods.first ?? passkeyVerificationMethod)
+                writer.member("enrolledVerificationMethods", strings: tracked.user.enrolledVerificationMethods)
+                writer.member("idempotencyKey", tracked.action.idempotencyKey)
+                writer.member("isEnrolled", tracked.user.isEnrolled)
+                writer.member("ruleIds", strings: [])
+                writer.member("state", tracked.action.state.rawValue)
+                writer.member("token", tracked.token)
+                writer.member("url", sesame.inline.apiURL + "/authsignal/challenge?token=" + tracked.token)
+            }
         }
 
         // S2: validate a token from the app.
         router.add(.POST, base + "/validate") { request in
             let project = try Authorization.serverTenant(request, sesame)
-            // Read strictly, as the client API's bodies: the call every sign-in's backend makes.
             let body = try AuthsignalAPI.members(request)
             guard let token = try Wire.string(body, "token", limit: 4096) else { throw AuthsignalAPI.invalidRequest("token is required.") }
-            let userID = try Wire.string(body, "userId"), action = try Wire.string(body, "action", limit: 64)
+            let userID = try Wire.string(body, "userId"), actionCode = try Wire.string(body, "action", limit: 64)
             let validation = try AuthsignalAPI.call { () throws(SesameError) in
-                try service.validate(project: project, token: token, userID: userID, actionCode: action)
+                try service.validate(project: project, token: token, userID: userID, actionCode: actionCode)
             }
-            var object: [String: Any] = ["isValid": validation.isValid]
-            if let action = validation.action {
-                object["state"] = action.state.rawValue
-                object["stateUpdatedAt"] = Wire.timestamp(action.stateUpdatedAt)
-                object["action"] = action.actionCode
-                object["actionCode"] = action.actionCode
-                object["idempotencyKey"] = action.idempotencyKey
-                object["userId"] = action.userID
-                object["verificationMethod"] = action.verificationMethod
+            let action = validation.action
+            return AuthsignalAPI.response { writer in
+                if let action {
+                    writer.member("action", action.actionCode)
+                    writer.member("actionCode", action.actionCode)
+                }
+                if let error = validation.error { writer.member("error", error) }
+                if let action { writer.member("idempotencyKey", action.idempotencyKey) }
+                writer.member("isValid", validation.isValid)
+                if let action {
+                    writer.member("state", action.state.rawValue)
+                    writer.member("stateUpdatedAt", Wire.timestamp(action.stateUpdatedAt))
+                    if let userID = action.userID { writer.member("userId", userID) }
+                    if let method = action.verificationMethod { writer.member("verificationMethod", method) }
+                }
             }
-            object["error"] = validation.error
-            return AuthsignalAPI.response(object)
         }
 
         // S3, S4: read and set an action's state.
@@ -63,7 +70,7 @@ enum ServerRoutes {
         }
         router.add(.PATCH, base + "/users/:userId/actions/:action/:idempotencyKey") { request in
             let project = try Authorization.serverTenant(request, sesame)
-            let body = try AuthsignalAPI.object(request)
+            let body = try AuthsignalAPI.members(request)
             guard let text = try Wire.string(body, "state", limit: 32), let state = ActionState(rawValue: text) else {
                 throw AuthsignalAPI.invalidRequest("state must be one of \(ActionState.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
@@ -82,7 +89,7 @@ enum ServerRoutes {
         }
         let update: @Sendable (HTTPRequest) throws -> HTTPResponse = { request in
             let project = try Authorization.serverTenant(request, sesame)
-            let attributes = try Wire.attributes(try AuthsignalAPI.object(request))
+            let attributes = try Wire.attributes(try AuthsignalAPI.members(request))
             let user = try AuthsignalAPI.call { () throws(SesameError) in
                 try service.updateUser(project: project, userID: userID(request), attributes: attributes)
             }
@@ -104,7 +111,7 @@ enum ServerRoutes {
         }
         router.add(.POST, base + "/users/:userId/authenticators") { request in
             let project = try Authorization.serverTenant(request, sesame)
-            let body = try AuthsignalAPI.object(request)
+            let body = try AuthsignalAPI.members(request)
             guard let method = try Wire.string(body, "verificationMethod", limit: 32) else {
                 throw AuthsignalAPI.invalidRequest("verificationMethod is required.")
             }
@@ -130,7 +137,7 @@ enum ServerRoutes {
 
     /// Track's `scope`: space-separated authenticator scopes.
     /// - Throws: 400 `invalid_request` for a scope the spec does not name.
-    private static func scopes(_ body: [String: Any]) throws(HTTPError) -> Set<AuthenticatorScope> {
+    private static func scopes(_ body: JSONObjectMembers) throws(HTTPError) -> Set<AuthenticatorScope> {
         guard let text = try Wire.string(body, "scope") else { return [] }
         var scopes = Set<AuthenticatorScope>()
         for word in text.split(separator: " ") {

@@ -60,11 +60,6 @@ enum Wire {
         return object
     }
 
-    /// The member under its camelCase name or, as the Python SDK's own tests send some, its snake_case one.
-    static func member(_ object: [String: Any], _ name: String) -> Any? {
-        object[name] ?? object[snakeCase(name)]
-    }
-
     /// `challengeId` as `challenge_id`.
     private static func snakeCase(_ name: String) -> String {
         var snake = ""
@@ -101,39 +96,34 @@ enum Wire {
         return object
     }
 
-    /// An optional string member.
-    /// - Throws: 400 `invalid_request` when present and not a string of at most `limit` bytes.
-    static func string(_ object: [String: Any], _ name: String, limit: Int = 256) throws(HTTPError) -> String? {
-        guard let value = member(object, name) else { return nil }
-        guard let text = value as? String, text.utf8.count <= limit else {
-            throw AuthsignalAPI.invalidRequest("\(name) must be a string of at most \(limit) bytes.")
-        }
-        return text
-    }
-
-    /// An optional boolean member.
+    /// An optional boolean member of a strictly read body.
     /// - Throws: 400 `invalid_request` when present and not a boolean.
-    static func bool(_ object: [String: Any], _ name: String) throws(HTTPError) -> Bool? {
-        guard let value = member(object, name) else { return nil }
-        guard let flag = value as? Bool else {
-            throw AuthsignalAPI.invalidRequest("\(name) must be a boolean.")
-        }
+    static func bool(_ members: JSONObjectMembers, _ name: String) throws(HTTPError) -> Bool? {
+        guard let key = present(members, name) else { return nil }
+        guard let flag = members.bool(key) else { throw AuthsignalAPI.invalidRequest("\(name) must be a boolean.") }
         return flag
     }
 
     /// The user attributes of a track or user update.
-    /// - Throws: 400 `invalid_request` for a member of the wrong type, or `custom` that is not a flat object of at most 2 KB.
-    static func attributes(_ object: [String: Any]) throws(HTTPError) -> AuthsignalUserAttributes {
+    /// - Throws: 400 `invalid_request` for a member of the wrong type, or `custom` that is not a flat object of at most 2 KB
+    ///   (as compact JSON, members in name order, as it is kept).
+    static func attributes(_ members: JSONObjectMembers) throws(HTTPError) -> AuthsignalUserAttributes {
         var attributes = AuthsignalUserAttributes(
-            email: try string(object, "email"), emailVerified: try bool(object, "emailVerified"), phoneNumber: try string(object, "phoneNumber"),
-            phoneNumberVerified: try bool(object, "phoneNumberVerified"), username: try string(object, "username"),
-            displayName: try string(object, "displayName"), locale: try string(object, "locale", limit: 32)
+            email: try string(members, "email"), emailVerified: try bool(members, "emailVerified"), phoneNumber: try string(members, "phoneNumber"),
+            phoneNumberVerified: try bool(members, "phoneNumberVerified"), username: try string(members, "username"),
+            displayName: try string(members, "displayName"), locale: try string(members, "locale", limit: 32)
         )
-        if let custom = member(object, "custom") {
-            guard let flat = custom as? [String: Any], flat.values.allSatisfy({ $0 is String || $0 is NSNumber || $0 is NSNull }),
-                  let data = try? JSONSerialization.data(withJSONObject: flat, options: [.sortedKeys]), data.count <= 2048
+        if let key = present(members, "custom") {
+            guard let text = members.object(key), case .object(let flat)? = try? JSONValue(jsonEncoded: text),
+                  flat.values.allSatisfy({ value in
+                      switch value {
+                      case .array, .object: false
+                      default: true
+                      }
+                  }),
+                  let compact = try? JSONValue.object(flat).jsonEncoded(), compact.count <= 2048
             else { throw AuthsignalAPI.invalidRequest("custom must be a flat JSON object of at most 2 KB.") }
-            attributes.custom = String(decoding: data, as: UTF8.self)
+            attributes.custom = String(decoding: compact, as: UTF8.self)
         }
         return attributes
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameHTTP
+import SesameStore
 import SesameTestSupport
 import Testing
 
@@ -38,6 +39,31 @@ import Testing
         let ids = (0..<21).map { _ in "AAAA" }.joined(separator: ",")
         #expect(harness.send(.GET, "/client/user-authenticators/passkey", authorization: tenant, query: ["credentialIds": ids]).isError(400, "invalid_request"))
         #expect(harness.send(.GET, "/client/user-authenticators/passkey", authorization: tenant).isError(400, "invalid_request"))
+    }
+
+    @Test("server bodies are read strictly too: a member given twice is 400, null is absent; custom is a flat object of at most 2 KB as compact JSON, kept so in name order",
+          arguments: Backend.allCases)
+    func strictServerBodies(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let auth = harness.serverAuthorization
+        func send(_ method: HTTPMethod, _ path: String, _ body: String) -> Harness.Reply {
+            harness.send(method, path, raw: Array(body.utf8), authorization: auth)
+        }
+        #expect(send(.POST, "/users/alice/actions/signIn", #"{"idempotencyKey":"k-1","idempotencyKey":"k-2"}"#).isError(400, "invalid_request"))
+        #expect(send(.PATCH, "/users/alice", #"{"email":"a@example.com","email":"b@example.com"}"#).isError(400, "invalid_request"))
+        #expect(send(.PATCH, "/users/alice", #"{"emailVerified":1}"#).isError(400, "invalid_request"))
+        #expect(send(.PATCH, "/users/alice", #"{"custom":{"a":[1]}}"#).isError(400, "invalid_request"))
+        #expect(send(.PATCH, "/users/alice", #"{"custom":{"a":1,"a":2}}"#).isError(400, "invalid_request"))
+        // 2,048 bytes as compact JSON, more as sent: kept, compact and in name order; null members are absent.
+        let note = String(repeating: "n", count: 2048 - #"{"a":true,"b":null,"note":"","z":-2.5}"#.utf8.count)
+        let pretty = #"{ "email": null, "custom": { "z": -2.5, "note": "\#(note)", "b": null, "a": true } }"#
+        let kept = #"{"a":true,"b":null,"note":"\#(note)","z":-2.5}"#
+        #expect(kept.utf8.count == 2048)
+        let updated = send(.PATCH, "/users/alice", pretty)
+        #expect(updated.status == 200, "\(updated.text)")
+        #expect(updated.object["email"] == nil, "\(updated.text)")
+        #expect(try harness.sesame.store.authsignal.user(projectID: harness.tenantID, externalID: "alice")?.custom == kept)
+        #expect(send(.PATCH, "/users/alice", #"{"custom":{"a":true,"b":null,"note":"\#(note)x","z":-2.5}}"#).isError(400, "invalid_request"))
     }
 
     @Test("client bodies are read strictly: a member given twice, invalid UTF-8 or a non-object is 400; null is absent, snake_case is read",
