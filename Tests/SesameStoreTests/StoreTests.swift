@@ -828,6 +828,21 @@ struct StoreTests {
         #expect(try rows.first?.integer("b") == Int64.min)
     }
 
+    @Test("text round-trips exactly whatever its length (empty, inline, long, non-ASCII) and stays text, not NULL", arguments: Backend.allCases)
+    func textRoundTrip(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.database.execute("CREATE TABLE texts (id INTEGER PRIMARY KEY, note TEXT)", [])
+        let notes = ["", "a", "fifteen bytes!!", "sixteen bytes!!!", String(repeating: "τ€😀", count: 40)]
+        for (id, note) in notes.enumerated() {
+            try store.database.execute("INSERT INTO texts (id, note) VALUES ($1, $2)", [.integer(Int64(id)), .text(note)])
+        }
+        for (id, note) in notes.enumerated() {
+            let row = try #require(try store.database.query("SELECT note FROM texts WHERE id = $1 AND note IS NOT NULL", [.integer(Int64(id))]).first)
+            #expect(try row.text("note") == note)
+        }
+        #expect(try store.database.query("SELECT id FROM texts WHERE note = $1", [.text("")]).count == 1)
+    }
+
     @Test("text with a NUL character is refused on both backends as unstorable_value", arguments: Backend.allCases)
     func nulText(backend: Backend) throws {
         let store = try backend.makeStore()

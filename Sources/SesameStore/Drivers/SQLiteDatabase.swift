@@ -351,11 +351,16 @@ final class SQLiteConnection: SQLConnection {
             status = sqlite3_bind_int64(statement, index, number)
         case .text(let text):
             try checkStorableText(text, index: Int(index))
-            let bytes = Array(text.utf8)
-            // An empty array may have no storage; bind a real (empty) string so it stays text, not NULL.
-            status = (bytes + [0]).withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) {
-                    sqlite3_bind_text(statement, index, $0.baseAddress, Int32(bytes.count), csqlite_transient())
+            // The string's own UTF-8, which SQLite copies (no copy of ours); a nil pointer would bind NULL, so an empty
+            // string is bound from a real one.
+            var text = text
+            status = text.withUTF8 { utf8 in
+                guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                    return sqlite3_bind_text(statement, index, "", 0, csqlite_transient())
+                }
+                guard let length = Int32(exactly: utf8.count) else { return SQLITE_TOOBIG }
+                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                    sqlite3_bind_text(statement, index, $0, length, csqlite_transient())
                 }
             }
         case .blob(let bytes):

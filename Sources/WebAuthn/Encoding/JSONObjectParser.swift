@@ -29,7 +29,8 @@ struct JSONObjectParser {
         var parser = JSONObjectParser(bytes: bytes)
         parser.skipWhitespace()
         guard parser.peek() == UInt8(ascii: "{") else { throw Failure() }
-        var members: [String: Value] = [:]
+        // Room for the members a ceremony's bodies have (an assertion's response has six), so the table is built once.
+        var members: [String: Value] = Dictionary(minimumCapacity: 8)
         try parser.object(depth: 0) { (name: String, value: Value) throws(Failure) in
             guard members.updateValue(value, forKey: name) == nil else { throw Failure() }
         }
