@@ -28,6 +28,9 @@ struct CeremonyResult: Encodable {
     /// The load generator's own CPU time (this process, every thread) over the same window, per ceremony: it runs on
     /// the same cores, so what it spends the server cannot.
     var loadGeneratorCPUMillisecondsPerCeremony: Double? = nil
+    /// On PostgreSQL, the cluster's CPU time (``DatabaseCPU``) over the same window, per ceremony: the third user of the
+    /// same cores.
+    var databaseCPUMillisecondsPerCeremony: Double? = nil
 }
 
 enum CeremonyBench {
@@ -47,7 +50,7 @@ enum CeremonyBench {
                 defer { server.stop() }
                 let appwrite = appwriteCeremony(server, workers: workers)
                 let authsignal = AuthsignalBench.ceremony(server, binary: sesame, database: database, workers: workers)
-                let runs = alternate(server, seconds: seconds, workers: workers, [appwrite, authsignal])
+                let runs = alternate(server, database: DatabaseCPU(database: database), seconds: seconds, workers: workers, [appwrite, authsignal])
                 let ceiling = es256VerifiesPerSecond(seconds: min(seconds, 2))
                 let suffix = durability == "full" ? "" : "_process"
                 let appwriteCPU = runs[0].cpuPerCeremony
@@ -63,24 +66,30 @@ enum CeremonyBench {
     /// What ``alternate(_:seconds:workers:_:)`` measured of one ceremony.
     struct Run {
         var elapsed = 0.0, cpu = 0.0, loadCPU = 0.0
+        /// The database's CPU seconds, when it is a PostgreSQL cluster of this machine.
+        var databaseCPU: Double?
         var latencies: [Double] = []
         var rate: Double { elapsed == 0 ? 0 : Double(latencies.count) / elapsed }
         /// The server's CPU milliseconds per ceremony.
         var cpuPerCeremony: Double { latencies.isEmpty ? 0 : cpu * 1000 / Double(latencies.count) }
         /// The load generator's CPU milliseconds per ceremony.
         var loadCPUPerCeremony: Double { latencies.isEmpty ? 0 : loadCPU * 1000 / Double(latencies.count) }
+        /// The database's CPU milliseconds per ceremony, when measured.
+        var databaseCPUPerCeremony: Double? { databaseCPU.map { latencies.isEmpty ? 0 : $0 * 1000 / Double(latencies.count) } }
     }
 
     /// Runs each ceremony in turn for a quarter of `seconds`, four times over.
-    static func alternate(_ server: Server, seconds: Double, workers: Int, _ ceremonies: [@Sendable (Int, LoopbackClient) -> Void]) -> [Run] {
+    static func alternate(_ server: Server, database: DatabaseCPU?, seconds: Double, workers: Int,
+                          _ ceremonies: [@Sendable (Int, LoopbackClient) -> Void]) -> [Run] {
         var runs = Array(repeating: Run(), count: ceremonies.count)
         for _ in 0..<4 {
             for (index, ceremony) in ceremonies.enumerated() {
-                let cpuBefore = server.cpuSeconds(), loadBefore = ownCPUSeconds(), begin = Date()
+                let cpuBefore = server.cpuSeconds(), loadBefore = ownCPUSeconds(), databaseBefore = database?.seconds(), begin = Date()
                 let (_, latencies, _) = measure(port: server.port, workers: workers, seconds: seconds / 4, iteration: ceremony)
                 runs[index].elapsed += Date().timeIntervalSince(begin)
                 runs[index].cpu += server.cpuSeconds() - cpuBefore
                 runs[index].loadCPU += ownCPUSeconds() - loadBefore
+                if let database, let databaseBefore { runs[index].databaseCPU = (runs[index].databaseCPU ?? 0) + database.seconds() - databaseBefore }
                 runs[index].latencies += latencies
             }
         }
@@ -99,7 +108,8 @@ enum CeremonyBench {
             serverCPUMillisecondsPerCeremony: (run.cpuPerCeremony * 1000).rounded() / 1000,
             serverCPUCeilingMilliseconds: (cpuCeiling * 1000).rounded() / 1000,
             serverCPURatio: cpuCeiling == 0 ? 0 : (run.cpuPerCeremony / cpuCeiling * 100).rounded() / 100,
-            loadGeneratorCPUMillisecondsPerCeremony: (run.loadCPUPerCeremony * 1000).rounded() / 1000)
+            loadGeneratorCPUMillisecondsPerCeremony: (run.loadCPUPerCeremony * 1000).rounded() / 1000,
+            databaseCPUMillisecondsPerCeremony: run.databaseCPUPerCeremony.map { ($0 * 1000).rounded() / 1000 })
     }
 
     /// This process's CPU time so far (user + system, every thread), in seconds.
@@ -285,11 +295,7 @@ final class Server {
 
     /// The server's CPU time so far (user + system), in seconds, from `/proc/PID/stat`.
     func cpuSeconds() -> Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        // Fields after the parenthesised command name: state is field 3, utime 14 and stime 15.
-        guard let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        guard let fields = processStatFields(pid), fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 

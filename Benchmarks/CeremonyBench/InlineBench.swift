@@ -36,7 +36,8 @@ enum InlineBench {
             }
             let bearer = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
             let json = ["Content-Type": "application/json"]
-            let cpuBefore = server.cpuSeconds(), loadBefore = CeremonyBench.ownCPUSeconds()
+            let databaseCPU = DatabaseCPU(database: database)
+            let cpuBefore = server.cpuSeconds(), loadBefore = CeremonyBench.ownCPUSeconds(), databaseBefore = databaseCPU?.seconds()
             let (rate, latencies, count) = CeremonyBench.measure(port: server.port, workers: workers, seconds: seconds) { index, client in
                 let grant = CeremonyBench.check(client.send("POST", "/operations/sdk/create-session", headers: bearer, body: "{}"), 200)
                     .decoded(Envelope<Grant>.self, snakeCase: true).data.data.anchorGrantToken
@@ -54,6 +55,7 @@ enum InlineBench {
                 precondition(outcome == "verified", "inline verification failed: \(outcome)")
             }
             let cpu = server.cpuSeconds() - cpuBefore, loadCPU = CeremonyBench.ownCPUSeconds() - loadBefore
+            let databaseSeconds = databaseCPU.flatMap { database in databaseBefore.map { database.seconds() - $0 } }
             let peak = server.peakRSSKilobytes()
             server.stop()
             let ceiling = CeremonyBench.es256VerifiesPerSecond(seconds: min(seconds, 2))
@@ -64,7 +66,8 @@ enum InlineBench {
                 ceiling: ceiling.rounded(), ratio: (rate / ceiling * 1000).rounded() / 1000, p50Milliseconds: (percentile(0.5) * 100).rounded() / 100,
                 p99Milliseconds: (percentile(0.99) * 100).rounded() / 100, peakServerRSSMegabytes: (peak / 1024 * 10).rounded() / 10,
                 workers: workers, ceremonies: count, serverCPUMillisecondsPerCeremony: count == 0 ? 0 : (cpu * 1_000_000 / Double(count)).rounded() / 1000,
-                loadGeneratorCPUMillisecondsPerCeremony: count == 0 ? 0 : (loadCPU * 1_000_000 / Double(count)).rounded() / 1000))
+                loadGeneratorCPUMillisecondsPerCeremony: count == 0 ? 0 : (loadCPU * 1_000_000 / Double(count)).rounded() / 1000,
+                databaseCPUMillisecondsPerCeremony: databaseSeconds.map { count == 0 ? 0 : ($0 * 1_000_000 / Double(count)).rounded() / 1000 }))
 
             // Delivery: a node with the worker on drains the outbox.
             let deliverer = Server(binary: sesame, database: database, arguments: ["--webhooks-allow-local"])
