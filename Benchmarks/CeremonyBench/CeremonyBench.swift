@@ -63,7 +63,7 @@ enum CeremonyBench {
         }
     }
 
-    /// What ``alternate(_:seconds:workers:_:)`` measured of one ceremony.
+    /// What ``alternate(_:database:seconds:workers:_:)`` measured of one ceremony.
     struct Run {
         var elapsed = 0.0, cpu = 0.0, loadCPU = 0.0
         /// The database's CPU seconds, when it is a PostgreSQL cluster of this machine.
