@@ -153,6 +153,27 @@ import FoundationNetworking
         #expect(bobNow?.id == bobLink.id && bobNow?.userID == bob.id, "Bob's link is untouched")
     }
 
+    @Test("stored metadata that is not one JSON object (a damaged row) is left out of the status answer and the event, which stay valid JSON",
+          arguments: Backend.allCases)
+    func damagedMetadata(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let person = try harness.person(passkeys: 1)
+        try harness.link("acct_123", to: person.id)
+        let requestID = try PartnerKit.requestID(try await harness.createRequest(ref: "acct_123", extra: ["metadata": ["order": "o-1"]]))
+        #expect(try await harness.status(requestID).data?["metadata"] as? [String: String] == ["order": "o-1"])
+        try harness.sesame.store.database.execute("UPDATE verification_requests SET metadata = $1 WHERE id = $2",
+                                                  [.text(#"{"order":"o-1""#), .text(requestID)])
+        let status = try await harness.status(requestID)
+        #expect(status.status == 200 && status.data?["request_id"] as? String == requestID, "\(status)")
+        #expect(status.data?["metadata"] == nil, "\(status)")
+        let reply = try await harness.verifyInline(requestID)
+        #expect(reply.outcome.outcome == "verified", "\(reply)")
+        let event = try #require(try PartnerKit.humanVerified(harness).first)
+        let data = try PartnerKit.eventData(event)
+        #expect(data["metadata"] == nil && data["request_id"] as? String == requestID)
+        #expect(data["verification_token"] as? String == "")
+    }
+
     @Test("row 28: verified completes like the hand-off: status completed with its token, exactly one gate.human_verified",
           arguments: Backend.allCases)
     func successCompletes(backend: Backend) async throws {
