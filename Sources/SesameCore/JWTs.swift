@@ -38,8 +38,7 @@ public struct JWTService: Sendable {
               claims.exp > Int(clock.now().timeIntervalSince1970)  // trap-safe: server clock
         else { throw invalid }
         let found = try StoreErrors.map { () throws(StoreError) -> (Session, User)? in
-            guard let record = try store.sessions.get(projectID: projectID, id: claims.sessionId, now: clock.now()),
-                  record.userID == claims.userId,
+            guard let record = try store.sessions.get(projectID: projectID, userID: claims.userId, id: claims.sessionId, now: clock.now()),
                   let user = try store.users.get(projectID: projectID, id: record.userID), user.status == UserRecord.active
             else { return nil }
             return (Session(record: record), User(record: user))

@@ -691,6 +691,47 @@ enum Schema {
                 }
             }
         },
+        Migration(version: 20, name: "sessions keyed by their secret's hash, found by user and ID beside it") { dialect in
+            // A session is found by its secret's hash (every request that carries it), or by its user and ID (listing,
+            // ending, refreshing; a JWT names both). Keyed by the hash, with one index of user and ID, each sign-in's
+            // insert writes two b-trees on SQLite (was three: the ID, the unique hash, the user index) and two indexes
+            // beside the heap on PostgreSQL (was three), and the request that carries the secret reads one b-tree.
+            switch dialect {
+            case .sqlite:
+                let columns = "id, project_id, user_id, secret_hash, provider, factors, ip, user_agent, created_at, updated_at, expires_at, mfa_updated_at"
+                return [
+                    """
+                    CREATE TABLE sessions_by_secret (
+                        id TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+                        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                        secret_hash \(dialect.blobType) NOT NULL,
+                        provider TEXT NOT NULL,
+                        factors TEXT NOT NULL,
+                        ip TEXT NOT NULL,
+                        user_agent TEXT NOT NULL,
+                        created_at BIGINT NOT NULL,
+                        updated_at BIGINT NOT NULL,
+                        expires_at BIGINT NOT NULL,
+                        mfa_updated_at BIGINT,
+                        PRIMARY KEY (secret_hash)
+                    ) WITHOUT ROWID
+                    """,
+                    "INSERT INTO sessions_by_secret (\(columns)) SELECT \(columns) FROM sessions",
+                    "DROP TABLE sessions",
+                    "ALTER TABLE sessions_by_secret RENAME TO sessions",
+                    "CREATE UNIQUE INDEX sessions_user ON sessions (user_id, id)",
+                ]
+            case .postgres:
+                return [
+                    "ALTER TABLE sessions DROP CONSTRAINT sessions_pkey",
+                    "ALTER TABLE sessions DROP CONSTRAINT sessions_secret_hash_key",
+                    "ALTER TABLE sessions ADD PRIMARY KEY (secret_hash)",
+                    "DROP INDEX sessions_user",
+                    "CREATE UNIQUE INDEX sessions_user ON sessions (user_id, id)",
+                ]
+            }
+        },
     ]
 
     /// Triggers that bump the configuration version in the same transaction as any of these events on these tables

@@ -14,6 +14,20 @@ struct JSONColumnTests {
         }
     }
 
+    @Test("string arrays are written byte for byte as JSONEncoder writes them, escapes included")
+    func writtenAsJSONEncoderWrites() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let arrays: [[String]] = [[], [""], ["passkey"], ["usb", "nfc", "hybrid"], ["é 🔑", "a/b", "a\u{7F}b"], ["a\"b"], ["a\\b", "c"],
+                                  ["line\nbreak"], ["tab\t", "nul\u{0}"], ["plain", "\u{1F}"]]
+        for strings in arrays {
+            let expected = String(decoding: try encoder.encode(strings), as: UTF8.self)
+            guard case .text(let text) = try JSONColumn.encode(strings) else { Issue.record("not text"); continue }
+            #expect(text == expected)
+            #expect(try JSONDecoder().decode([String].self, from: Data(text.utf8)) == strings)
+        }
+    }
+
     @Test("anything else is left to JSONDecoder; where it answers, JSONDecoder agrees")
     func otherTextDeferred() throws {
         let deferred = [#"["a\"b"]"#, #"["a\\b"]"#, #"["\u0041"]"#, "[\"a\u{01}\"]", #"["a",]"#, #"["a""b"]"#, #"["a"] x"#, "[1]",

@@ -253,7 +253,7 @@ struct StoreTests {
 
     // MARK: Sessions
 
-    @Test("sessions: create, find by hash while live, list, delete, cascade", arguments: Backend.allCases)
+    @Test("sessions: create, find by hash or by user and ID while live, list, delete, cascade", arguments: Backend.allCases)
     func sessions(backend: Backend) throws {
         let store = try backend.makeStore()
         try store.projects.create(Fixture.project("p1"))
@@ -274,6 +274,11 @@ struct StoreTests {
         #expect(try store.sessions.find(projectID: "p2", secretHash: s1.secretHash, now: t0) == nil)
         #expect(try store.sessions.find(projectID: "p1", secretHash: s1.secretHash, now: t0.plus(seconds: 3600)) == nil)
         #expect(throws: StoreError.conflict) { try store.sessions.create(session("s4", hash: 1)) }
+        #expect(throws: StoreError.conflict) { try store.sessions.create(session("s1", hash: 4)) }
+        #expect(try store.sessions.get(projectID: "p1", userID: "u1", id: "s1", now: t0) == s1)
+        #expect(try store.sessions.get(projectID: "p1", userID: "u2", id: "s1", now: t0) == nil)
+        #expect(try store.sessions.get(projectID: "p2", userID: "u1", id: "s1", now: t0) == nil)
+        #expect(try store.sessions.get(projectID: "p1", userID: "u1", id: "s1", now: t0.plus(seconds: 3600)) == nil)
         #expect(throws: StoreError.notFound) { try store.sessions.create(session("s5", user: "missing", hash: 5)) }
         #expect(try store.sessions.list(projectID: "p1", userID: "u1", now: t0).map(\.id) == ["s1", "s2"])
 

@@ -13,19 +13,21 @@ import Testing
         }
     }
 
-    /// The indexes of `tokens` as the catalog lists them (PostgreSQL's primary key is one; SQLite's table WITHOUT ROWID
+    /// The indexes of `table` as the catalog lists them (PostgreSQL's primary key is one; SQLite's table WITHOUT ROWID
     /// is its own key), and the columns of its primary key.
-    static func keys(_ database: any SQLDatabase, _ backend: Backend) throws -> (indexes: [String], primaryKey: [String]) {
+    static func keys(_ database: any SQLDatabase, _ backend: Backend, table: String = "tokens") throws -> (indexes: [String], primaryKey: [String]) {
         switch backend {
         case .sqlite:
-            (try database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tokens' ORDER BY name", []).map { try $0.text("name") },
-             try database.query("SELECT name FROM pragma_table_info('tokens') WHERE pk > 0 ORDER BY pk", []).map { try $0.text("name") })
+            (try database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 ORDER BY name", [.text(table)])
+                .map { try $0.text("name") },
+             try database.query("SELECT name FROM pragma_table_info($1) WHERE pk > 0 ORDER BY pk", [.text(table)]).map { try $0.text("name") })
         case .postgres:
-            (try database.query("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'tokens' ORDER BY indexname", []).map { try $0.text("name") },
+            (try database.query("SELECT indexname AS name FROM pg_indexes WHERE tablename = $1 ORDER BY indexname", [.text(table)])
+                .map { try $0.text("name") },
              try database.query("""
                  SELECT a.attname AS name FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-                 WHERE i.indrelid = 'tokens'::regclass AND i.indisprimary
-                 """, []).map { try $0.text("name") })
+                 WHERE i.indrelid = $1::regclass AND i.indisprimary
+                 """, [.text(table)]).map { try $0.text("name") })
         }
     }
 

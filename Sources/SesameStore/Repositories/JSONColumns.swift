@@ -3,6 +3,10 @@ import Foundation
 /// Encodes and decodes the JSON text columns (string arrays, string-to-bool objects) with stable key order.
 enum JSONColumn {
     static func encode<Value: Encodable>(_ value: Value) throws(StoreError) -> SQLValue {
+        try encodedByFoundation(value)
+    }
+
+    private static func encodedByFoundation<Value: Encodable>(_ value: Value) throws(StoreError) -> SQLValue {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
@@ -10,6 +14,24 @@ enum JSONColumn {
         } catch {
             throw StoreError(.invalidData, "value cannot be encoded as JSON")
         }
+    }
+
+    /// A JSON string-array column. Strings without a quote, a backslash or a control character (all this store writes
+    /// in practice: factors, transports, scopes, origins) are written directly, as `JSONEncoder` writes them; anything
+    /// else goes to `JSONEncoder`.
+    static func encode(_ strings: [String]) throws(StoreError) -> SQLValue {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (position, string) in strings.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in string.utf8 {
+                guard byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { return try encodedByFoundation(strings) }
+                bytes.append(byte)
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return .text(String(decoding: bytes, as: UTF8.self))
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, from row: SQLRow, _ column: String) throws(StoreError) -> Value {

@@ -51,7 +51,7 @@ public struct SessionRepository: Sendable {
         "id, project_id, user_id, secret_hash, provider, factors, ip, user_agent, created_at, updated_at, expires_at, mfa_updated_at"
 
     /// Inserts a session.
-    /// - Throws: ``StoreError/Code/conflict`` when the ID or secret hash exists, ``StoreError/Code/notFound`` when the
+    /// - Throws: ``StoreError/Code/conflict`` when the secret hash, or the user's session ID, exists, ``StoreError/Code/notFound`` when the
     ///   user or project does not.
     ///   In a PostgreSQL transaction the insert goes out with the next statement or the commit (``SQLDatabase/enqueue(_:_:)``),
     ///   which then throws these.
@@ -74,11 +74,11 @@ public struct SessionRepository: Sendable {
         ).map(Self.record)
     }
 
-    /// The project's session with this ID that has not expired at `now`, if any.
-    public func get(projectID: String, id: String, now: Date) throws(StoreError) -> SessionRecord? {
+    /// The user's session with this ID that has not expired at `now`, if any.
+    public func get(projectID: String, userID: String, id: String, now: Date) throws(StoreError) -> SessionRecord? {
         try database.queryFirst(
-            "SELECT \(Self.columns) FROM sessions WHERE id = $1 AND project_id = $2 AND expires_at > $3",
-            [.text(id), .text(projectID), .date(now)]
+            "SELECT \(Self.columns) FROM sessions WHERE user_id = $1 AND id = $2 AND project_id = $3 AND expires_at > $4",
+            [.text(userID), .text(id), .text(projectID), .date(now)]
         ).map(Self.record)
     }
 
