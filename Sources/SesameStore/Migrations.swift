@@ -672,24 +672,7 @@ enum Schema {
             ["CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id, state)"]
         },
         Migration(version: 19, name: "configuration version: partners' API keys are configuration too (their grants are not)") { dialect in
-            // Row triggers, so that the grants (thousands an hour, each written and revoked by a partner's server) never
-            // move the version: only a row that is or was an API key (`kind = 'key'`) does.
-            let conditions = [("insert", "INSERT", "NEW.kind = 'key'"), ("update", "UPDATE", "OLD.kind = 'key' OR NEW.kind = 'key'"),
-                              ("delete", "DELETE", "OLD.kind = 'key'")]
-            return conditions.map { name, event, condition in
-                switch dialect {
-                case .sqlite:
-                    """
-                    CREATE TRIGGER partner_secrets_\(name)_configuration AFTER \(event) ON partner_secrets WHEN \(condition)
-                    BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; END
-                    """
-                case .postgres:
-                    """
-                    CREATE TRIGGER partner_secrets_\(name)_configuration AFTER \(event) ON partner_secrets
-                    FOR EACH ROW WHEN (\(condition)) EXECUTE FUNCTION sesame_bump_configuration_version()
-                    """
-                }
-            }
+            partnerKeyTriggers(dialect)
         },
         Migration(version: 20, name: "sessions keyed by their secret's hash, found by user and ID beside it") { dialect in
             // A session is found by its secret's hash (every request that carries it), or by its user and ID (listing,
@@ -732,7 +715,67 @@ enum Schema {
                 ]
             }
         },
+        Migration(version: 21, name: "partners' secrets keyed by their hash, found by partner and ID beside it") { dialect in
+            // A partner's API key or grant is found by its hash (every call that carries it), or under its partner
+            // (listing, revoking). Keyed by the hash, with one index of partner and ID, each grant (one per inline
+            // verification) writes two b-trees on SQLite (was four: the row, the ID, the unique hash, the partner
+            // index) and two indexes beside PostgreSQL's heap (was three). SQLite rebuilds the table, so it makes
+            // migration 19's triggers again.
+            switch dialect {
+            case .sqlite:
+                let columns = "id, partner_id, environment, kind, secret_hash, created_at, expires_at, revoked_at"
+                return [
+                    """
+                    CREATE TABLE partner_secrets_by_hash (
+                        id TEXT NOT NULL,
+                        partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
+                        environment TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        secret_hash \(dialect.blobType) NOT NULL,
+                        created_at BIGINT NOT NULL,
+                        expires_at BIGINT,
+                        revoked_at BIGINT,
+                        PRIMARY KEY (secret_hash)
+                    ) WITHOUT ROWID
+                    """,
+                    "INSERT INTO partner_secrets_by_hash (\(columns)) SELECT \(columns) FROM partner_secrets",
+                    "DROP TABLE partner_secrets",
+                    "ALTER TABLE partner_secrets_by_hash RENAME TO partner_secrets",
+                    "CREATE UNIQUE INDEX partner_secrets_partner ON partner_secrets (partner_id, id)",
+                ] + partnerKeyTriggers(dialect)
+            case .postgres:
+                return [
+                    "ALTER TABLE partner_secrets DROP CONSTRAINT partner_secrets_pkey",
+                    "ALTER TABLE partner_secrets DROP CONSTRAINT partner_secrets_secret_hash_key",
+                    "ALTER TABLE partner_secrets ADD PRIMARY KEY (secret_hash)",
+                    "DROP INDEX partner_secrets_partner",
+                    "CREATE UNIQUE INDEX partner_secrets_partner ON partner_secrets (partner_id, id)",
+                ]
+            }
+        },
     ]
+
+    /// Row triggers that bump the configuration version when a partner's API key is written, so that the grants
+    /// (thousands an hour, each written and revoked by a partner's server) never move it: only a row that is or was
+    /// an API key (`kind = 'key'`) does.
+    private static func partnerKeyTriggers(_ dialect: SQLDialect) -> [String] {
+        let conditions = [("insert", "INSERT", "NEW.kind = 'key'"), ("update", "UPDATE", "OLD.kind = 'key' OR NEW.kind = 'key'"),
+                          ("delete", "DELETE", "OLD.kind = 'key'")]
+        return conditions.map { name, event, condition in
+            switch dialect {
+            case .sqlite:
+                """
+                CREATE TRIGGER partner_secrets_\(name)_configuration AFTER \(event) ON partner_secrets WHEN \(condition)
+                BEGIN UPDATE configuration_version SET version = version + 1 WHERE id = 1; END
+                """
+            case .postgres:
+                """
+                CREATE TRIGGER partner_secrets_\(name)_configuration AFTER \(event) ON partner_secrets
+                FOR EACH ROW WHEN (\(condition)) EXECUTE FUNCTION sesame_bump_configuration_version()
+                """
+            }
+        }
+    }
 
     /// Triggers that bump the configuration version in the same transaction as any of these events on these tables
     /// (migration 8 made the counter and, on PostgreSQL, the function they run).
