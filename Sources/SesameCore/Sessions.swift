@@ -170,33 +170,23 @@ public struct SessionService: Sendable {
         let now = clock.now()
         guard secret.utf8.count <= 256 else { throw SesameError(.expired, "the token is unknown, used or expired") }
         let hash = try secrets.tokenHash(secret)
-        // One write transaction: the token is taken back (used up whatever follows) and the session stored together.
+        // The session each kind of token opens; the store takes the token back (used up whatever follows) and stores its
+        // kind's session together, in one transaction.
+        let (passkeySession, sessionSecret) = newSession(projectID: projectID, userID: userID, provider: "passkey", factors: ["passkey"],
+                                                         mfaUpdatedAt: now, client: client)
+        var tokenSession = passkeySession
+        tokenSession.provider = "token"
+        tokenSession.factors = ["token"]
+        tokenSession.mfaUpdatedAt = nil
         let exchange = try StoreErrors.map { () throws(StoreError) -> TokenExchange in
-            try store.transaction { transaction throws(StoreError) -> TokenExchange in
-                guard let (token, user) = try transaction.tokens.consume(projectID: projectID, secretHash: hash, now: now, withUser: userID),
-                      token.userID == userID, let user
-                else { return .unknownToken }
-                guard user.status == UserRecord.active else { return .blocked }
-                let passkey = token.kind == "passkey"
-                let (record, sessionSecret) = newSession(projectID: projectID, userID: userID, provider: passkey ? "passkey" : "token",
-                                                         factors: [passkey ? "passkey" : "token"], mfaUpdatedAt: passkey ? now : nil,
-                                                         client: client)
-                try transaction.sessions.create(record)
-                return .created(record, sessionSecret)
-            }
+            try store.exchangeToken(projectID: projectID, secretHash: hash, userID: userID, now: now,
+                                    sessions: ["passkey": passkeySession, "token": tokenSession])
         }
         switch exchange {
-        case .created(let record, let sessionSecret): return (Session(record: record), sessionSecret)
+        case .created(let record): return (Session(record: record), sessionSecret)
         case .unknownToken: throw SesameError(.expired, "the token is unknown, used or expired")
         case .blocked: throw SesameError(.blocked, "user is blocked")
         }
-    }
-
-    /// How a token exchange's transaction ended.
-    private enum TokenExchange {
-        case created(SessionRecord, String)
-        case unknownToken
-        case blocked
     }
 
     /// The live session whose secret is `secret`, with its user; `nil` for an unknown, expired or malformed secret,

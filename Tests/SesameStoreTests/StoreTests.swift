@@ -373,35 +373,87 @@ struct StoreTests {
         #expect(try store.tokens.consume(projectID: "p1", secretHash: Array(repeating: 4, count: 32), now: t0) == nil)
     }
 
-    @Test("a token consumed with a user: read in the same step, none when that user is absent, nothing for an unknown, foreign or expired token, used up either way",
+    @Test("a token exchange: the live token's kind opens its session for its active user; anything else opens none, and a found token is used up either way",
           arguments: Backend.allCases)
-    func tokenWithUser(backend: Backend) throws {
+    func tokenExchange(backend: Backend) throws {
         let store = try backend.makeStore()
-        try store.projects.create(Fixture.project())
+        try store.projects.create(Fixture.project("p1"))
+        try store.projects.create(Fixture.project("p2"))
         try store.users.create(Fixture.user("u1"))
-        func token(_ hash: UInt8) throws -> [UInt8] {
-            let record = TokenRecord(id: "t\(hash)", projectID: "p1", userID: "u1", secretHash: Array(repeating: hash, count: 32), kind: "passkey",
+        try store.users.create(Fixture.user("u2"))
+        func token(_ hash: UInt8, kind: String = "passkey") throws -> [UInt8] {
+            let record = TokenRecord(id: "t\(hash)", projectID: "p1", userID: "u1", secretHash: Array(repeating: hash, count: 32), kind: kind,
                                      createdAt: t0, expiresAt: t0.plus(seconds: 60))
             try store.tokens.create(record)
             return record.secretHash
         }
-        let first = try token(1)
-        let consumed = try store.transaction { transaction throws(StoreError) in
-            try transaction.tokens.consume(projectID: "p1", secretHash: first, now: t0, withUser: "u1")
+        @Sendable func session(_ hash: UInt8, provider: String, mfa: Date?) -> SessionRecord {
+            SessionRecord(id: "s\(hash)", projectID: "p1", userID: "u1", secretHash: Array(repeating: 100 + hash, count: 32), provider: provider,
+                          factors: [provider], ip: "127.0.0.1", userAgent: "test", createdAt: t0, updatedAt: t0,
+                          expiresAt: t0.plus(seconds: 3600), mfaUpdatedAt: mfa)
         }
-        #expect(consumed?.token.id == "t1" && consumed?.token.userID == "u1")
-        #expect(consumed?.user == Fixture.user("u1"))
-        #expect(try store.tokens.consume(projectID: "p1", secretHash: first, now: t0, withUser: "u1") == nil)
+        func exchange(_ secretHash: [UInt8], project: String = "p1", user: String = "u1", now: Date = t0, number: UInt8) throws -> TokenExchange {
+            try store.exchangeToken(projectID: project, secretHash: secretHash, userID: user, now: now,
+                                    sessions: ["passkey": session(number, provider: "passkey", mfa: now), "token": session(number, provider: "token", mfa: nil)])
+        }
+        func stored(_ number: UInt8) throws -> SessionRecord? {
+            try store.sessions.find(projectID: "p1", secretHash: Array(repeating: 100 + number, count: 32), now: t0)
+        }
 
-        let second = try token(2)
-        let withoutUser = try store.tokens.consume(projectID: "p1", secretHash: second, now: t0, withUser: "someone-else")
-        #expect(withoutUser?.token.id == "t2" && withoutUser?.user == nil)
-        #expect(try store.tokens.consume(projectID: "p1", secretHash: second, now: t0) == nil)
-
-        let third = try token(3)
-        #expect(try store.tokens.consume(projectID: "p2", secretHash: third, now: t0, withUser: "u1") == nil)
-        #expect(try store.tokens.consume(projectID: "p1", secretHash: third, now: t0.plus(seconds: 60), withUser: "u1") == nil)
-        #expect(try store.tokens.consume(projectID: "p1", secretHash: third, now: t0) == nil, "an expired token is used up too")
+        // Each kind opens its own session, once.
+        let passkey = try token(1)
+        #expect(try exchange(passkey, number: 1) == .created(session(1, provider: "passkey", mfa: t0)))
+        #expect(try stored(1) == session(1, provider: "passkey", mfa: t0))
+        #expect(try exchange(passkey, number: 2) == .unknownToken)
+        #expect(try stored(2) == nil)
+        let minted = try token(3, kind: "token")
+        #expect(try exchange(minted, number: 3) == .created(session(3, provider: "token", mfa: nil)))
+        #expect(try stored(3)?.provider == "token")
+        // Sessions offered for one kind alone, none multi-factor: stored as given.
+        let plain = try token(11, kind: "token")
+        #expect(try store.exchangeToken(projectID: "p1", secretHash: plain, userID: "u1", now: t0, sessions: ["token": session(11, provider: "token", mfa: nil)])
+            == .created(session(11, provider: "token", mfa: nil)))
+        #expect(try stored(11)?.mfaUpdatedAt == nil)
+        // A kind without a session opens none, and is used up.
+        let other = try token(4, kind: "magic")
+        #expect(try exchange(other, number: 4) == .unknownToken)
+        #expect(try stored(4) == nil)
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: other, now: t0) == nil)
+        // Another user's name, or an unknown user: none, and the token is used up.
+        let misnamed = try token(5)
+        #expect(try exchange(misnamed, user: "u2", number: 5) == .unknownToken)
+        #expect(try exchange(misnamed, number: 5) == .unknownToken)
+        let unknownUser = try token(6)
+        #expect(try exchange(unknownUser, user: "nobody", number: 6) == .unknownToken)
+        #expect(try stored(5) == nil && stored(6) == nil)
+        // Another project's exchange does not find it: the token stays for its own.
+        let foreign = try token(7)
+        #expect(try exchange(foreign, project: "p2", number: 7) == .unknownToken)
+        #expect(try exchange(foreign, number: 7) == .created(session(7, provider: "passkey", mfa: t0)))
+        // Expired at its expiry: none, used up.
+        let expiring = try token(8)
+        #expect(try exchange(expiring, now: t0.plus(seconds: 60), number: 8) == .unknownToken)
+        #expect(try exchange(expiring, number: 8) == .unknownToken)
+        #expect(try stored(8) == nil)
+        // A blocked user: none, used up.
+        let blocked = try token(9)
+        #expect(try store.users.setStatus(projectID: "p1", id: "u1", status: UserRecord.blocked, at: t0))
+        #expect(try exchange(blocked, number: 9) == .blocked)
+        #expect(try store.users.setStatus(projectID: "p1", id: "u1", status: UserRecord.active, at: t0))
+        #expect(try exchange(blocked, number: 9) == .unknownToken)
+        #expect(try stored(9) == nil)
+        // Concurrent exchanges of one token: exactly one session.
+        let raced = try token(10)
+        let outcomes = Mutex<[TokenExchange]>([])
+        runConcurrently(8) { index in
+            let outcome = try? store.exchangeToken(
+                projectID: "p1", secretHash: raced, userID: "u1", now: t0,
+                sessions: ["passkey": session(UInt8(20 + index), provider: "passkey", mfa: t0)])
+            outcomes.withLock { $0.append(outcome ?? .blocked) }
+        }
+        let created = outcomes.withLock { $0 }.filter { if case .created = $0 { true } else { false } }
+        #expect(created.count == 1 && outcomes.withLock { $0.filter { $0 == .unknownToken }.count } == 7)
+        #expect(try store.sessions.list(projectID: "p1", userID: "u1", now: t0).count == 5)  // s1, s3, s11, s7 and the race's one
     }
 
     // MARK: Credentials

@@ -29,7 +29,7 @@ public struct TokenRepository: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    private static let columns = "id, project_id, user_id, secret_hash, kind, created_at, expires_at"
+    static let columns = "id, project_id, user_id, secret_hash, kind, created_at, expires_at"
 
     /// Inserts a token.
     /// - Throws: ``StoreError/Code/conflict`` when the hash exists, ``StoreError/Code/notFound`` when the user
@@ -62,33 +62,11 @@ public struct TokenRepository: Sendable {
         return try row.flatMap { row throws(StoreError) in try Self.unexpired(row, at: now) }
     }
 
-    /// Consumes the token as ``consume(projectID:secretHash:now:)`` does and reads the project's user `userID` with it:
-    /// on PostgreSQL in one statement (the deletion feeds a join), on SQLite in two.
-    /// - Returns: the token and that user (`nil` when there is no such user), or `nil` when the token is absent or
-    ///   expired at `now`.
-    public func consume(projectID: String, secretHash: [UInt8], now: Date, withUser userID: String) throws(StoreError)
-        -> (token: TokenRecord, user: UserRecord?)?
-    {
-        guard database.dialect == .postgres else {
-            guard let token = try consume(projectID: projectID, secretHash: secretHash, now: now) else { return nil }
-            return (token, try UserRepository(database: database).get(projectID: projectID, id: userID))
-        }
-        guard let row = try database.queryFirst(Self.consumeWithUser, [.blob(secretHash), .text(projectID), .text(userID)]) else { return nil }
-        let parts = try row.split(Self.columnCount, UserRepository.columnCount)
-        guard let token = try Self.unexpired(parts[0], at: now) else { return nil }
-        return (token, try parts[1].optionalText("id") == nil ? nil : try UserRepository.record(parts[1]))
-    }
-
-    private static let columnCount = sqlColumnNames(columns).count
+    static let columnCount = sqlColumnNames(columns).count
     private static let consume = "DELETE FROM tokens WHERE secret_hash = $1 AND project_id = $2 RETURNING \(columns)"
-    private static let consumeWithUser = """
-        WITH t AS (\(consume))
-        SELECT \(sqlQualified(columns, "t")), \(sqlQualified(UserRepository.columns, "u"))
-        FROM t LEFT JOIN users u ON u.project_id = t.project_id AND u.id = $3
-        """
 
     /// The token a row holds, or `nil` when it expired at `now`.
-    private static func unexpired(_ row: SQLRow, at now: Date) throws(StoreError) -> TokenRecord? {
+    static func unexpired(_ row: SQLRow, at now: Date) throws(StoreError) -> TokenRecord? {
         let token = TokenRecord(
             id: try row.text("id"), projectID: try row.text("project_id"), userID: try row.text("user_id"),
             secretHash: try row.blob("secret_hash"), kind: try row.text("kind"), createdAt: try row.date("created_at"),
