@@ -679,41 +679,14 @@ enum Schema {
             // ending, refreshing; a JWT names both). Keyed by the hash, with one index of user and ID, each sign-in's
             // insert writes two b-trees on SQLite (was three: the ID, the unique hash, the user index) and two indexes
             // beside the heap on PostgreSQL (was three), and the request that carries the secret reads one b-tree.
-            switch dialect {
-            case .sqlite:
-                let columns = "id, project_id, user_id, secret_hash, provider, factors, ip, user_agent, created_at, updated_at, expires_at, mfa_updated_at"
-                return [
-                    """
-                    CREATE TABLE sessions_by_secret (
-                        id TEXT NOT NULL,
-                        project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
-                        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-                        secret_hash \(dialect.blobType) NOT NULL,
-                        provider TEXT NOT NULL,
-                        factors TEXT NOT NULL,
-                        ip TEXT NOT NULL,
-                        user_agent TEXT NOT NULL,
-                        created_at BIGINT NOT NULL,
-                        updated_at BIGINT NOT NULL,
-                        expires_at BIGINT NOT NULL,
-                        mfa_updated_at BIGINT,
-                        PRIMARY KEY (secret_hash)
-                    ) WITHOUT ROWID
-                    """,
-                    "INSERT INTO sessions_by_secret (\(columns)) SELECT \(columns) FROM sessions",
-                    "DROP TABLE sessions",
-                    "ALTER TABLE sessions_by_secret RENAME TO sessions",
-                    "CREATE UNIQUE INDEX sessions_user ON sessions (user_id, id)",
-                ]
-            case .postgres:
-                return [
-                    "ALTER TABLE sessions DROP CONSTRAINT sessions_pkey",
-                    "ALTER TABLE sessions DROP CONSTRAINT sessions_secret_hash_key",
-                    "ALTER TABLE sessions ADD PRIMARY KEY (secret_hash)",
-                    "DROP INDEX sessions_user",
-                    "CREATE UNIQUE INDEX sessions_user ON sessions (user_id, id)",
-                ]
-            }
+            keyedBySecretHash("sessions", index: "sessions_user", on: "user_id, id", [
+                "id TEXT NOT NULL",
+                "project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE",
+                "user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE",
+                "secret_hash \(dialect.blobType) NOT NULL",
+                "provider TEXT NOT NULL", "factors TEXT NOT NULL", "ip TEXT NOT NULL", "user_agent TEXT NOT NULL",
+                "created_at BIGINT NOT NULL", "updated_at BIGINT NOT NULL", "expires_at BIGINT NOT NULL", "mfa_updated_at BIGINT",
+            ], dialect)
         },
         Migration(version: 21, name: "partners' secrets keyed by their hash, found by partner and ID beside it") { dialect in
             // A partner's API key or grant is found by its hash (every call that carries it), or under its partner
@@ -721,39 +694,41 @@ enum Schema {
             // verification) writes two b-trees on SQLite (was four: the row, the ID, the unique hash, the partner
             // index) and two indexes beside PostgreSQL's heap (was three). SQLite rebuilds the table, so it makes
             // migration 19's triggers again.
-            switch dialect {
-            case .sqlite:
-                let columns = "id, partner_id, environment, kind, secret_hash, created_at, expires_at, revoked_at"
-                return [
-                    """
-                    CREATE TABLE partner_secrets_by_hash (
-                        id TEXT NOT NULL,
-                        partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE,
-                        environment TEXT NOT NULL,
-                        kind TEXT NOT NULL,
-                        secret_hash \(dialect.blobType) NOT NULL,
-                        created_at BIGINT NOT NULL,
-                        expires_at BIGINT,
-                        revoked_at BIGINT,
-                        PRIMARY KEY (secret_hash)
-                    ) WITHOUT ROWID
-                    """,
-                    "INSERT INTO partner_secrets_by_hash (\(columns)) SELECT \(columns) FROM partner_secrets",
-                    "DROP TABLE partner_secrets",
-                    "ALTER TABLE partner_secrets_by_hash RENAME TO partner_secrets",
-                    "CREATE UNIQUE INDEX partner_secrets_partner ON partner_secrets (partner_id, id)",
-                ] + partnerKeyTriggers(dialect)
-            case .postgres:
-                return [
-                    "ALTER TABLE partner_secrets DROP CONSTRAINT partner_secrets_pkey",
-                    "ALTER TABLE partner_secrets DROP CONSTRAINT partner_secrets_secret_hash_key",
-                    "ALTER TABLE partner_secrets ADD PRIMARY KEY (secret_hash)",
-                    "DROP INDEX partner_secrets_partner",
-                    "CREATE UNIQUE INDEX partner_secrets_partner ON partner_secrets (partner_id, id)",
-                ]
-            }
+            keyedBySecretHash("partner_secrets", index: "partner_secrets_partner", on: "partner_id, id", [
+                "id TEXT NOT NULL",
+                "partner_id TEXT NOT NULL REFERENCES partners (id) ON DELETE CASCADE",
+                "environment TEXT NOT NULL", "kind TEXT NOT NULL", "secret_hash \(dialect.blobType) NOT NULL",
+                "created_at BIGINT NOT NULL", "expires_at BIGINT", "revoked_at BIGINT",
+            ], dialect) + (dialect == .sqlite ? partnerKeyTriggers(dialect) : [])
         },
     ]
+
+    /// Keys `table` by its `secret_hash` column, with the one unique index `index` on `indexColumns` beside it (its
+    /// other keys and indexes go). SQLite rebuilds the table WITHOUT ROWID from `columns` (the definitions, in the
+    /// table's order; the rebuild drops its triggers), PostgreSQL swaps the keys of its table (primary key `id`,
+    /// unique `secret_hash`, index `index`).
+    private static func keyedBySecretHash(_ table: String, index: String, on indexColumns: String, _ columns: [String],
+                                          _ dialect: SQLDialect) -> [String] {
+        switch dialect {
+        case .sqlite:
+            let names = columns.compactMap { $0.split(separator: " ").first }.joined(separator: ", ")
+            return [
+                "CREATE TABLE \(table)_by_hash (\(columns.joined(separator: ", ")), PRIMARY KEY (secret_hash)) WITHOUT ROWID",
+                "INSERT INTO \(table)_by_hash (\(names)) SELECT \(names) FROM \(table)",
+                "DROP TABLE \(table)",
+                "ALTER TABLE \(table)_by_hash RENAME TO \(table)",
+                "CREATE UNIQUE INDEX \(index) ON \(table) (\(indexColumns))",
+            ]
+        case .postgres:
+            return [
+                "ALTER TABLE \(table) DROP CONSTRAINT \(table)_pkey",
+                "ALTER TABLE \(table) DROP CONSTRAINT \(table)_secret_hash_key",
+                "ALTER TABLE \(table) ADD PRIMARY KEY (secret_hash)",
+                "DROP INDEX \(index)",
+                "CREATE UNIQUE INDEX \(index) ON \(table) (\(indexColumns))",
+            ]
+        }
+    }
 
     /// Row triggers that bump the configuration version when a partner's API key is written, so that the grants
     /// (thousands an hour, each written and revoked by a partner's server) never move it: only a row that is or was

@@ -51,8 +51,8 @@ public struct SessionRepository: Sendable {
         "id, project_id, user_id, secret_hash, provider, factors, ip, user_agent, created_at, updated_at, expires_at, mfa_updated_at"
 
     /// Inserts a session.
-    /// - Throws: ``StoreError/Code/conflict`` when the secret hash, or the user's session ID, exists, ``StoreError/Code/notFound`` when the
-    ///   user or project does not.
+    /// - Throws: ``StoreError/Code/conflict`` when the secret hash, or the user's session ID, exists;
+    ///   ``StoreError/Code/notFound`` when the user or project does not.
     ///   In a PostgreSQL transaction the insert goes out with the next statement or the commit (``SQLDatabase/enqueue(_:_:)``),
     ///   which then throws these.
     public func create(_ session: SessionRecord) throws(StoreError) {
