@@ -414,6 +414,11 @@ struct StoreTests {
         #expect(try store.exchangeToken(projectID: "p1", secretHash: plain, userID: "u1", now: t0, sessions: ["token": session(11, provider: "token", mfa: nil)])
             == .created(session(11, provider: "token", mfa: nil)))
         #expect(try stored(11)?.mfaUpdatedAt == nil)
+        // Many kinds offered (past the statements made ahead on PostgreSQL): the token's kind's session.
+        let many = try token(12, kind: "k4")
+        let offered = Dictionary(uniqueKeysWithValues: (0..<6).map { ("k\($0)", session(12, provider: "p\($0)", mfa: nil)) })
+        #expect(try store.exchangeToken(projectID: "p1", secretHash: many, userID: "u1", now: t0, sessions: offered) == .created(offered["k4"]!))
+        #expect(try stored(12)?.provider == "p4")
         // A kind without a session opens none, and is used up.
         let other = try token(4, kind: "magic")
         #expect(try exchange(other, number: 4) == .unknownToken)
@@ -453,7 +458,7 @@ struct StoreTests {
         }
         let created = outcomes.withLock { $0 }.filter { if case .created = $0 { true } else { false } }
         #expect(created.count == 1 && outcomes.withLock { $0.filter { $0 == .unknownToken }.count } == 7)
-        #expect(try store.sessions.list(projectID: "p1", userID: "u1", now: t0).count == 5)  // s1, s3, s11, s7 and the race's one
+        #expect(try store.sessions.list(projectID: "p1", userID: "u1", now: t0).count == 6)  // s1, s3, s11, s12, s7 and the race's one
     }
 
     // MARK: Credentials

@@ -36,7 +36,9 @@ extension Store {
         for (kind, session) in candidates {
             parameters += [.text(kind)] + (try Self.exchangedValues(session))
         }
-        guard let row = try database.queryFirst(Self.exchangeStatement(kinds: candidates.count), parameters) else { return .unknownToken }
+        let sql = candidates.count < Self.exchangeStatements.count ? Self.exchangeStatements[candidates.count]
+            : Self.exchangeStatement(kinds: candidates.count)
+        guard let row = try database.queryFirst(sql, parameters) else { return .unknownToken }
         let parts = try row.split(TokenRepository.columnCount, UserRepository.columnCount, 1)
         let created = try parts[2].integer("created") == 1
         let outcome: TokenExchange
@@ -76,6 +78,9 @@ extension Store {
             .text(session.userAgent), .date(session.createdAt), .date(session.updatedAt), .date(session.expiresAt), .date(session.mfaUpdatedAt),
         ]
     }
+
+    /// The statements for up to four kinds, made once (a sign-in's exchange offers two).
+    private static let exchangeStatements = (0...4).map { exchangeStatement(kinds: $0) }
 
     /// PostgreSQL's exchange in one statement: the deletion feeds the insert (which a concurrent exchange of the same
     /// token, waiting on the row, then finds empty) and the answer. Parameters: the hash, the project, the user, now,
