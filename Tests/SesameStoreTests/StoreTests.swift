@@ -419,6 +419,10 @@ struct StoreTests {
         let offered = Dictionary(uniqueKeysWithValues: (0..<6).map { ("k\($0)", session(12, provider: "p\($0)", mfa: nil)) })
         #expect(try store.exchangeToken(projectID: "p1", secretHash: many, userID: "u1", now: t0, sessions: offered) == .created(offered["k4"]!))
         #expect(try stored(12)?.provider == "p4")
+        // No session offered at all: none opens, and the token is used up.
+        let unoffered = try token(13)
+        #expect(try store.exchangeToken(projectID: "p1", secretHash: unoffered, userID: "u1", now: t0, sessions: [:]) == .unknownToken)
+        #expect(try store.tokens.consume(projectID: "p1", secretHash: unoffered, now: t0) == nil)
         // A kind without a session opens none, and is used up.
         let other = try token(4, kind: "magic")
         #expect(try exchange(other, number: 4) == .unknownToken)

@@ -32,11 +32,16 @@ extension Store {
             }
         }
         let candidates = sessions.sorted { $0.key < $1.key }
+        // No session offered: the token is used up all the same, and none opens (a statement needs a kind).
+        guard !candidates.isEmpty else {
+            _ = try tokens.consume(projectID: projectID, secretHash: secretHash, now: now)
+            return .unknownToken
+        }
         var parameters: [SQLValue] = [.blob(secretHash), .text(projectID), .text(userID), .date(now), .text(UserRecord.active)]
         for (kind, session) in candidates {
             parameters += [.text(kind)] + (try Self.exchangedValues(session))
         }
-        let sql = candidates.count < Self.exchangeStatements.count ? Self.exchangeStatements[candidates.count]
+        let sql = candidates.count <= Self.exchangeStatements.count ? Self.exchangeStatements[candidates.count - 1]
             : Self.exchangeStatement(kinds: candidates.count)
         guard let row = try database.queryFirst(sql, parameters) else { return .unknownToken }
         let parts = try row.split(TokenRepository.columnCount, UserRepository.columnCount, 1)
@@ -79,8 +84,8 @@ extension Store {
         ]
     }
 
-    /// The statements for up to four kinds, made once (a sign-in's exchange offers two).
-    private static let exchangeStatements = (0...4).map { exchangeStatement(kinds: $0) }
+    /// The statements for one to four kinds, made once (a sign-in's exchange offers two).
+    private static let exchangeStatements = (1...4).map { exchangeStatement(kinds: $0) }
 
     /// PostgreSQL's exchange in one statement: the deletion feeds the insert (which a concurrent exchange of the same
     /// token, waiting on the row, then finds empty) and the answer. Parameters: the hash, the project, the user, now,
