@@ -244,7 +244,8 @@ public struct PasskeyService: Sendable {
 
     /// Finishes a usernameless sign-in with the authenticator's `AuthenticationResponseJSON`: the credential names its
     /// user. Any attempt consumes the challenge. Updates the sign count, backup state and last use, and returns a
-    /// 60-second single-use token for a session.
+    /// 60-second single-use token for a session. Where the challenge was held in memory (SQLite) the write does not wait
+    /// for the disk (``FinishAcknowledgement/inFlight``): the token's exchange is the durable step.
     /// - Throws: `unsupported`, `rate_limited`, `expired` (unknown, used or expired challenge, or the relying party
     ///   changed), `verification_failed` (including an unknown credential), `blocked`.
     public func finishSignIn(project: Project, challengeID: String, credentialJSON: [UInt8], requestOrigin: String?,
@@ -256,9 +257,10 @@ public struct PasskeyService: Sendable {
         let secretHash = try secrets.tokenHash(secret)
         let binding = ChallengeBinding.signIn
         // One write transaction: the challenge taken back, the passkey's use recorded and the token stored together.
+        // The token is ceremony state in flight, good only for its exchange, whose durable commit opens the session.
         let token = try CeremonyEngine(store: store, clock: clock).finishAuthentication(
             credentialJSON, challengeID: challengeID, binding: binding, project: project, policy: policy, identification: .usernameless,
-            userVerification: binding.kind.userVerification
+            userVerification: binding.kind.userVerification, acknowledgement: .inFlight
         ) { transaction, passkey throws(StoreError) -> TokenRecord in
             let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: passkey.owner.id, secretHash: secretHash,
                                     kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))

@@ -2,7 +2,7 @@ import Foundation
 import SesameClient
 import SesameCore
 import SesameHTTP
-import SesameStore
+@testable import SesameStore
 import Synchronization
 import SesameTestSupport
 import Testing
@@ -174,6 +174,26 @@ extension Harness {
         let bareReply = harness.send(.POST, "/v1/account/tokens/passkey", project: bare.id)
         bareReply.expectError(403, "general_unknown_origin")
         #expect((bareReply.object["message"] as? String ?? "").contains("Web platform for bare.example"), "\(bareReply.text)")
+    }
+
+    @Test("on SQLite a sign-in's finish (its token in flight) waits for no log flush; the token's exchange, which opens the session, waits for one")
+    func signInDurability() throws {
+        let folder = sqliteTestRoot.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = try SQLiteDatabase(path: folder.appendingPathComponent("sesame.db").path)
+        let harness = try Harness(store: try Store(database: database))
+        let authenticator = SoftwareAuthenticator()
+        try harness.registerPasskey(try harness.signUpAndIn(), authenticator)
+        // The first token of a deployment makes its token-hashing key (a durable write of its own).
+        #expect(try harness.signIn(authenticator).status == 201)
+        let before = database.sync.flushCount
+        let token = try harness.signIn(authenticator)
+        #expect(token.status == 201, "\(token.text)")
+        #expect(database.sync.flushCount == before)
+        let tokenSecret = try #require(token.object["secret"] as? String)
+        let session = harness.send(.POST, "/v1/account/sessions/token", json: #"{"userId":"alice","secret":"\#(tokenSecret)"}"#)
+        #expect(session.status == 201, "\(session.text)")
+        #expect(database.sync.flushCount == before + 1)
     }
 
     @Test("registration finish: unknown, other session, expired, used, bad origin, no UV, missing credential", arguments: Backend.allCases)

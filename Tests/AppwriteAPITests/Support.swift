@@ -14,9 +14,10 @@ struct Harness {
     let projectID: String
     let key: String
 
-    init(_ backend: Backend = .sqlite, log: RequestLog? = nil) throws {
+    /// - Parameter store: the store to serve (else a fresh one on `backend`).
+    init(_ backend: Backend = .sqlite, log: RequestLog? = nil, store: Store? = nil) throws {
         clock = ManualClock()
-        let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()))
+        let sesame = Sesame(store: try store ?? Store.open(try backend.makeURL()), clock: clock, masterKeys: MasterKeyring(current: .generate()))
         application = SesameApplication(sesame: sesame, log: log)
         projectID = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example").id
         _ = try sesame.projects.addPlatform(projectID: projectID, .web(hostname: "shop.example"))

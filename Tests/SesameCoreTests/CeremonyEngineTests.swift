@@ -1,5 +1,5 @@
 import Foundation
-import SesameStore
+@testable import SesameStore
 import SesameTestSupport
 import Synchronization
 import Testing
@@ -369,13 +369,16 @@ final class Outcomes: Sendable {
     typealias World = CeremonyEngineTests.World
 
     /// Finishes a sign-in of `challenge` through the one-transaction path, storing a token as its effect.
-    static func finish(_ world: World, _ challenge: ChallengeRecord, json: [UInt8]? = nil, failingEffect: Bool = false) throws(SesameError) -> String {
+    static func finish(_ world: World, _ challenge: ChallengeRecord, json: [UInt8]? = nil, failingEffect: Bool = false,
+                       acknowledgement: FinishAcknowledgement = .durable,
+                       inTransaction: (StoreTransaction) throws(StoreError) -> Void = { _ throws(StoreError) in }) throws(SesameError) -> String {
         try world.engine.finishAuthentication(
             json ?? CeremonyFixture.json(world.fixture.authentication()), challengeID: challenge.id, binding: .signIn, project: world.project,
-            policy: world.policy, identification: .usernameless, userVerification: .required
+            policy: world.policy, identification: .usernameless, userVerification: .required, acknowledgement: acknowledgement
         ) { transaction, passkey throws(StoreError) -> String in
+            try inTransaction(transaction)
             let now = Date()
-            let token = TokenRecord(id: Identifiers.unique(), projectID: world.project.id, userID: passkey.owner.id, secretHash: Array(0..<32),
+            let token = TokenRecord(id: Identifiers.unique(), projectID: world.project.id, userID: passkey.owner.id, secretHash: (0..<32).map { _ in .random(in: 0...255) },
                                     kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(60))
             try transaction.tokens.create(token)
             if failingEffect { throw StoreError(.conflict, "the effect failed") }
@@ -414,6 +417,36 @@ final class Outcomes: Sendable {
         #expect(try Self.tokenOwners(world) == ["\(tokenID):alice"])
         #expect(try world.storedSignCount() == 2)
         #expect(try world.engine.pendingChallenge(challenge.id, for: .signIn) == nil)
+    }
+
+    @Test("a durable finish waits for stable storage; one in flight does not where its challenge is held in memory (SQLite), and does on PostgreSQL",
+          arguments: Backend.allCases)
+    func acknowledgement(backend: Backend) throws {
+        var world = try World(backend, storedSignCount: 1)
+        world.fixture.signCount = 1
+        let sqlite = world.sesame.store.database as? SQLiteDatabase
+        var synchronousCommits: [String] = []
+        func finish(_ acknowledgement: FinishAcknowledgement) throws -> Int? {
+            world.fixture.signCount += 1
+            let challenge = try world.challenge(.signIn)
+            let flushes = sqlite?.sync.flushCount
+            _ = try Self.finish(world, challenge, acknowledgement: acknowledgement) { transaction throws(StoreError) in
+                if backend == .postgres {
+                    synchronousCommits.append(try transaction.database.query("SHOW synchronous_commit", []).first?.text("synchronous_commit") ?? "")
+                }
+            }
+            return flushes.map { (sqlite?.sync.flushCount ?? 0) - $0 }
+        }
+        let durable = try finish(.durable)
+        let inFlight = try finish(.inFlight)
+        #expect(try world.storedSignCount() == 3)
+        switch backend {
+        case .sqlite:
+            #expect(durable == 1 && inFlight == 0)
+        case .postgres:
+            // A taking lost to a power cut would bring a challenge row back: both commits are the server's durable ones.
+            #expect(synchronousCommits == ["on", "on"])
+        }
     }
 
     @Test("an effect that fails rolls the whole step back: the challenge stays usable, the count and the token are not written",

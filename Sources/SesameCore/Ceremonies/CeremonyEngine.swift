@@ -174,11 +174,12 @@ public struct CeremonyEngine: Sendable {
     ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
     ///     again; checked the same way.
     ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
+    ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
     /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
     ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
     public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
                                         project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
-                                        userVerification: UserVerificationPolicy,
+                                        userVerification: UserVerificationPolicy, acknowledgement: FinishAcknowledgement = .durable,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
         // An account session or an action registration binds registrations, which no authentication may take.
@@ -186,7 +187,9 @@ public struct CeremonyEngine: Sendable {
         case .accountSession, .actionRegistration, .idCreation: throw Self.challengeExpired
         case .signIn, .verificationRequest, .handOff, .action: break
         }
-        let takeFirst = stored == nil && store.challengeMemory(for: binding) == nil
+        let inMemory = store.challengeMemory(for: binding) != nil
+        let takeFirst = stored == nil && !inMemory
+        let inFlight = acknowledgement == .inFlight && inMemory
         var verifiedFirst: AuthenticatedPasskey?
         if !takeFirst {
             do {
@@ -202,7 +205,7 @@ public struct CeremonyEngine: Sendable {
         }
         let now = clock.now()
         let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
-            try store.transaction { transaction throws(StoreError) -> FinishOutcome<T> in
+            try (inFlight ? store.bookkeeping : store.transaction) { transaction throws(StoreError) -> FinishOutcome<T> in
                 // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
                 let parsed = verifiedFirst == nil ? try? AuthenticationCredential(json: credentialJSON) : nil
                 if let parsed { try transaction.credentials.prefetchWithOwner(rpID: policy.id, credentialID: parsed.rawID) }
@@ -342,6 +345,21 @@ public struct CeremonyEngine: Sendable {
         }
         return nil
     }
+}
+
+/// When the write transaction of an authentication's finish counts as done
+/// (``CeremonyEngine/finishAuthentication(_:challengeID:stored:binding:project:policy:identification:userVerification:acknowledgement:effect:)``).
+public enum FinishAcknowledgement: Sendable, Hashable {
+    /// Once stable storage has it (at `--durability full`): what the ceremony concludes (a session, a verified request,
+    /// an action's outcome) must survive a power cut.
+    case durable
+    /// Where the challenge is held in memory (SQLite), as bookkeeping (its commit does not wait for the disk), for a
+    /// finish whose write is still ceremony state in flight: it concludes nothing until a later durable step (a
+    /// sign-in token's exchange for a session), whose flush carries this write with it. A power cut between them can
+    /// lose the write, never bring the challenge back (a restart drops every challenge held in memory), so the
+    /// assertion cannot be replayed. Where the challenge is a row (PostgreSQL), as ``durable``: a taking lost to a
+    /// power cut would bring the challenge back.
+    case inFlight
 }
 
 /// How the write transaction of a finish ended.
