@@ -40,7 +40,7 @@ enum Authorization {
         }
         if tenant, let credentials = basic(request) {
             // iOS and Android send "<tenantID>:"; the web SDK sends encodeURIComponent(tenantID) without a colon.
-            let decoded = credentials.contains("%") ? credentials.removingPercentEncoding ?? credentials : credentials
+            let decoded = credentials.utf8.contains(UInt8(ascii: "%")) ? credentials.removingPercentEncoding ?? credentials : credentials
             let id = decoded.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard !id.isEmpty else { throw AuthsignalAPI.unauthorized }
             return .tenant(try AuthsignalAPI.call { () throws(SesameError) in try sesame.authsignal.tenant(id: id) })

@@ -32,9 +32,9 @@ enum ClientRoutes {
                                        requestOrigin: origin(request))
             }
             return respond(outcome, ceremony: "registration") { result in
-                ["isVerified": true, "accessToken": result.token, "userAuthenticatorId": result.authenticator.id, "userId": result.userID,
+                AuthsignalAPI.response(["isVerified": true, "accessToken": result.token, "userAuthenticatorId": result.authenticator.id, "userId": result.userID,
                  "credentialId": result.authenticator.passkey.map { Base64URL.encode($0.credentialID) } ?? "",
-                 "userAuthenticator": Wire.authenticator(result.authenticator)]
+                 "userAuthenticator": Wire.authenticator(result.authenticator)])
             }
         }
 
@@ -46,7 +46,7 @@ enum ClientRoutes {
             let body = try AuthsignalAPI.members(request)
             let action = try required(body, "action"), key = try Wire.string(body, "idempotencyKey")
             let id = try AuthsignalAPI.call { () throws(SesameError) in try service.initiateChallenge(project: project, actionCode: action, idempotencyKey: key) }
-            return AuthsignalAPI.response(["challengeId": id])
+            return AuthsignalAPI.response { writer in writer.member("challengeId", id) }
         }
 
         // C4: authentication options (tenant Basic: usernameless; Bearer: the token's user).
@@ -56,7 +56,10 @@ enum ClientRoutes {
             let start = try AuthsignalAPI.call { () throws(SesameError) in
                 try service.authenticationOptions(caller: caller, challengeID: challengeID, requestOrigin: origin(request))
             }
-            return AuthsignalAPI.response(["challengeId": start.challengeID, "options": start.options])
+            return AuthsignalAPI.response { writer in
+                writer.member("challengeId", start.challengeID)
+                writer.member("options", start.options)
+            }
         }
 
         // C5: verify the assertion.
@@ -69,11 +72,14 @@ enum ClientRoutes {
                 try service.verifyPasskey(caller: caller, challengeID: challengeID, credentialJSON: credential, requestOrigin: origin(request))
             }
             return respond(outcome, ceremony: "authentication") { result in
-                var object: [String: Any] = ["isVerified": true, "accessToken": result.token, "userId": result.userID,
-                                             "userAuthenticatorId": result.authenticator.id]
-                object["username"] = result.username
-                object["userDisplayName"] = result.displayName
-                return object
+                AuthsignalAPI.response { writer in
+                    writer.member("accessToken", result.token)
+                    writer.member("isVerified", true)
+                    writer.member("userAuthenticatorId", result.authenticator.id)
+                    if let displayName = result.displayName { writer.member("userDisplayName", displayName) }
+                    writer.member("userId", result.userID)
+                    if let username = result.username { writer.member("username", username) }
+                }
             }
         }
 
@@ -123,12 +129,12 @@ enum ClientRoutes {
     }
 
     /// The verified answer, `{"isVerified": false}`, or 400 `unknown_credential` / `invalid_credential`; observed.
-    private static func respond(_ outcome: ActionCeremonyOutcome, ceremony: String, _ verified: (ActionPasskeyResult) -> [String: Any]) -> HTTPResponse {
+    private static func respond(_ outcome: ActionCeremonyOutcome, ceremony: String, _ verified: (ActionPasskeyResult) -> HTTPResponse) -> HTTPResponse {
         var response: HTTPResponse
         let reason: String
         switch outcome {
         case .verified(let result):
-            response = AuthsignalAPI.response(verified(result))
+            response = verified(result)
             reason = ""
         case .refused(let refusal, let why):
             reason = why
