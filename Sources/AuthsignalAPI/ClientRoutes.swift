@@ -32,9 +32,11 @@ enum ClientRoutes {
                                        requestOrigin: origin(request))
             }
             return respond(outcome, ceremony: "registration") { result in
-                AuthsignalAPI.response(["isVerified": true, "accessToken": result.token, "userAuthenticatorId": result.authenticator.id, "userId": result.userID,
-                 "credentialId": result.authenticator.passkey.map { Base64URL.encode($0.credentialID) } ?? "",
-                 "userAuthenticator": Wire.authenticator(result.authenticator)])
+                AuthsignalAPI.response([
+                    "isVerified": true, "accessToken": result.token, "userAuthenticatorId": result.authenticator.id, "userId": result.userID,
+                    "credentialId": result.authenticator.passkey.map { Base64URL.encode($0.credentialID) } ?? "",
+                    "userAuthenticator": Wire.authenticator(result.authenticator),
+                ])
             }
         }
 
