@@ -16,6 +16,13 @@ public enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The path of a new SQLite database file (not created yet) in a folder of its own under ``sqliteTestRoot``.
+public func freshSQLitePath() throws -> String {
+    let folder = sqliteTestRoot.appendingPathComponent(UUID().uuidString)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder.appendingPathComponent("test.db").path
+}
+
 /// This process's folder of SQLite test databases, removed at exit.
 public let sqliteTestRoot: URL = {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-tests-\(ProcessInfo.processInfo.processIdentifier)")

@@ -178,9 +178,7 @@ extension Harness {
 
     @Test("on SQLite a sign-in's finish (its token in flight) waits for no log flush; the token's exchange, which opens the session, waits for one")
     func signInDurability() throws {
-        let folder = sqliteTestRoot.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("sesame.db").path)
+        let database = try SQLiteDatabase(path: try freshSQLitePath())
         let harness = try Harness(store: try Store(database: database))
         let authenticator = SoftwareAuthenticator()
         try harness.registerPasskey(try harness.signUpAndIn(), authenticator)

@@ -7,9 +7,7 @@ import Testing
 /// What a grant's write and the setup page's sign-in wait for (on SQLite, where the log's flushes are counted).
 @Suite struct GrantDurabilityTests {
     static func sqliteStore() throws -> (SQLiteDatabase, Store) {
-        let folder = sqliteTestRoot.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("sesame.db").path)
+        let database = try SQLiteDatabase(path: try freshSQLitePath())
         return (database, try Store(database: database))
     }
 

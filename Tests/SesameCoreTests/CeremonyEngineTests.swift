@@ -378,8 +378,9 @@ final class Outcomes: Sendable {
         ) { transaction, passkey throws(StoreError) -> String in
             try inTransaction(transaction)
             let now = Date()
-            let token = TokenRecord(id: Identifiers.unique(), projectID: world.project.id, userID: passkey.owner.id, secretHash: (0..<32).map { _ in .random(in: 0...255) },
-                                    kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(60))
+            let token = TokenRecord(id: Identifiers.unique(), projectID: world.project.id, userID: passkey.owner.id,
+                                    secretHash: (0..<32).map { _ in .random(in: 0...255) }, kind: "passkey", createdAt: now,
+                                    expiresAt: now.addingTimeInterval(60))
             try transaction.tokens.create(token)
             if failingEffect { throw StoreError(.conflict, "the effect failed") }
             return token.id

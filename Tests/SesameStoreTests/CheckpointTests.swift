@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SesameStore
+import SesameTestSupport
 
 /// When SQLite's writer copies the log into the database file: at ``SQLiteDatabase/checkpointPages`` pages of log, not
 /// at SQLite's default of 1,000, after which the log starts over from its beginning.

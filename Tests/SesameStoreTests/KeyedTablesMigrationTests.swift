@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SesameStore
+import SesameTestSupport
 
 /// Migration 14 rebuilds SQLite's `rate_limits`, `challenges`, `tokens` and `sessions` as tables WITHOUT ROWID: what
 /// they held before is there after, with their indexes, and they work as before.

@@ -11,13 +11,6 @@ extension Backend {
     }
 }
 
-/// The path of a new SQLite database file (not created yet) in a folder of its own under ``sqliteTestRoot``.
-func freshSQLitePath() throws -> String {
-    let folder = sqliteTestRoot.appendingPathComponent(UUID().uuidString)
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder.appendingPathComponent("test.db").path
-}
-
 /// Runs `body` on `count` separate threads that start together, and waits for all of them.
 ///
 /// Real threads rather than `concurrentPerform`, which on a 2-core machine would run only about two at a time.
