@@ -251,6 +251,8 @@ final class Server {
     let port: UInt16
     let adminKey: String
     private let output: String
+    /// The servers running now, for ``signalAll(_:)``.
+    private static let running = Locked<Set<pid_t>>([])
 
     /// A master key file for a PostgreSQL database's servers (every node of one database shares it), made once with
     /// `sesame master-key generate --out`.
@@ -268,8 +270,10 @@ final class Server {
         output = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-bench-\(UUID().uuidString).out").path
         // PostgreSQL needs a master key passed (SQLite keeps its own beside the database): one for the whole run.
         let keys = database.hasPrefix("postgres") ? ["--master-key-file", Self.masterKeyFile(binary: binary, database: database)] : []
-        pid = try! ChildProcess.spawn([binary, "serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + keys + arguments,
-                                      stdout: output, stderr: nil)
+        let pid = try! ChildProcess.spawn([binary, "serve", "--db", database, "--listen", "127.0.0.1:0", "--log", "off"] + keys + arguments,
+                                          stdout: output, stderr: nil)
+        Self.running.withLock { _ = $0.insert(pid) }
+        self.pid = pid
         var port: UInt16?
         var key: String?
         let deadline = Date().addingTimeInterval(60)
@@ -302,6 +306,12 @@ final class Server {
     func stop() {
         kill(pid, SIGTERM)
         _ = ChildProcess.wait(pid, timeout: 30)
+        Self.running.withLock { _ = $0.remove(pid) }
         try? FileManager.default.removeItem(atPath: output)
+    }
+
+    /// Sends `signal` to every server still running.
+    static func signalAll(_ signal: Int32) {
+        for pid in running.withLock({ $0 }) { kill(pid, signal) }
     }
 }
