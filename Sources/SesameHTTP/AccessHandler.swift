@@ -156,10 +156,7 @@ private func refusal(
 private func framingError(in headers: HTTPHeaders) -> HTTPError? {
     let declared = headers.values("Content-Length")
     // Nearly every request: no transfer coding and at most one plain decimal length that fits in 64 bits.
-    if declared.count <= 1, !headers.contains("Transfer-Encoding"),
-       declared.allSatisfy({ (1...19).contains($0.utf8.count) && $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }) {
-        return nil
-    }
+    if declared.count <= 1, !headers.contains("Transfer-Encoding"), declared.allSatisfy({ plainDecimal($0) != nil }) { return nil }
     let lengths = declared.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
     let transferCodings = headers.values("Transfer-Encoding")
     if !transferCodings.isEmpty {
@@ -179,8 +176,20 @@ private func framingError(in headers: HTTPHeaders) -> HTTPError? {
 /// Whether `Content-Length` announces more than `limit` bytes (an unparsable value counts as too large).
 private func declaredLengthExceeds(_ limit: Int, in headers: HTTPHeaders) -> Bool {
     guard let text = headers["Content-Length"] else { return false }
-    guard let length = UInt64(text.trimmingCharacters(in: " \t")) else { return true }
+    guard let length = plainDecimal(text) ?? UInt64(text.trimmingCharacters(in: " \t")) else { return true }
     return length > UInt64(limit)
+}
+
+/// The value of 1 to 19 ASCII digits and nothing else (nearly every `Content-Length`), read from the bytes; `nil` for
+/// anything else, which the caller reads the slower way.
+private func plainDecimal(_ text: String) -> UInt64? {
+    guard (1...19).contains(text.utf8.count) else { return nil }
+    var value: UInt64 = 0
+    for byte in text.utf8 {
+        guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+        value = value * 10 + UInt64(byte - UInt8(ascii: "0"))  // trap-safe: at most 19 digits, below UInt64.max
+    }
+    return value
 }
 
 extension StringProtocol {
