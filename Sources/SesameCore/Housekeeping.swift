@@ -61,7 +61,8 @@ public struct Housekeeping: Sendable {
                     completedBefore: now.addingTimeInterval(-Double(CompletionRoutine.tokenLifetime))
                 ) + store.webhooks.eraseDeliveredTokens(),
                 authsignalActions: try store.authsignal.deleteActions(userlessBefore: now.addingTimeInterval(-Self.userlessActionRetention),
-                                                                      before: now.addingTimeInterval(-Self.actionRetention)))
+                                                                      before: now.addingTimeInterval(-Self.actionRetention))
+                    + (store.pendingActions?.removeExpired(createdBefore: now.addingTimeInterval(-Self.userlessActionRetention)) ?? 0))
         }
     }
 }

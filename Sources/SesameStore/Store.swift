@@ -25,6 +25,9 @@ public final class Store: Repositories, Sendable {
     /// On SQLite, where authentication ceremonies keep their challenges (see ``PendingChallenges``); `nil` on
     /// PostgreSQL, where every challenge is a row any node can take.
     public let pendingChallenges: PendingChallenges?
+    /// On SQLite, where usernameless Authsignal sign-ins keep their actions until they conclude (see
+    /// ``PendingActions``); `nil` on PostgreSQL, where every action is a row any node can read.
+    public let pendingActions: PendingActions?
     /// On SQLite, where inline verification counts the calls on each request (see ``RequestCallCounters``); `nil` on
     /// PostgreSQL, where each request's row counts them for every node.
     public let requestCallCounters: RequestCallCounters?
@@ -41,6 +44,7 @@ public final class Store: Repositories, Sendable {
         self.database = database
         rateCounters = WindowCounters(sharingInterval: database.dialect == .sqlite ? nil : rateLimitSharing)
         pendingChallenges = database.dialect == .sqlite ? PendingChallenges() : nil
+        pendingActions = database.dialect == .sqlite ? PendingActions() : nil
         requestCallCounters = database.dialect == .sqlite ? RequestCallCounters(capacity: requestCalls) : nil
         try Migrator.migrate(database)
     }

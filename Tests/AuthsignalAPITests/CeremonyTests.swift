@@ -123,7 +123,13 @@ final class LockedArray: @unchecked Sendable {
         let userless = try #require(challenge.object["challengeId"] as? String)
         let key = try #require(harness.track("alice", "withdraw")["idempotencyKey"] as? String)
         harness.clock.advance(by: 3601)
+        func options() -> Harness.Reply {
+            harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", ["challengeId": userless],
+                         authorization: harness.tenantAuthorization)
+        }
+        #expect(options().status == 200)
         #expect(try harness.sesame.housekeeping.sweep().authsignalActions == 1)
+        #expect(options().isError(400, "invalid_request"))
         #expect(try harness.sesame.store.authsignal.action(id: userless) == nil)
         #expect(harness.send(.GET, "/users/alice/actions/withdraw/\(key)", authorization: harness.serverAuthorization).status == 200)
         harness.clock.advance(by: 30 * 86_400)

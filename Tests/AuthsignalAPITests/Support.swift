@@ -15,6 +15,8 @@ final class Harness: @unchecked Sendable {
     static let origin = "https://shop.example"
 
     let clock = ManualClock(Date())
+    /// The database, for a second server over it.
+    let url: String
     let application: SesameApplication
     let tenantID: String
     let secret: String
@@ -23,7 +25,8 @@ final class Harness: @unchecked Sendable {
 
     init(_ backend: Backend, callsPerMinutePerIP: Int = 1000, perIPLimits: Bool = true) throws {
         let inline = InlineConfiguration(publicCallsPerMinutePerIP: callsPerMinutePerIP)
-        let sesame = Sesame(store: try Store.open(try backend.makeURL()), clock: clock, inline: inline,
+        url = try backend.makeURL()
+        let sesame = Sesame(store: try Store.open(url), clock: clock, inline: inline,
                             masterKeys: MasterKeyring(current: .generate()), perIPLimits: perIPLimits)
         application = SesameApplication(sesame: sesame, log: nil)
         tenantID = try sesame.projects.create(name: "Shop", relyingPartyID: Self.rpID, relyingPartyName: "Shop").id
@@ -86,10 +89,12 @@ final class Harness: @unchecked Sendable {
                     authorization: "Bearer " + token)
     }
 
-    /// C4 with `authorization` (and a C3 challenge for `action`); returns the challenge ID and the assertion's JSON.
-    func assertion(authorization: String, action: String? = nil, token: String? = nil, origin: String = Harness.origin,
+    /// C4 with `authorization` (and a C3 challenge for `action`, or C3's `actionID`); returns the challenge ID and the
+    /// assertion's JSON.
+    func assertion(authorization: String, action: String? = nil, actionID: String? = nil, token: String? = nil, origin: String = Harness.origin,
                    authenticator: SoftwareAuthenticator? = nil) throws -> (challengeID: String, credential: Any) {
         var body: [String: Any] = [:]
+        body["challengeId"] = actionID
         if let action {
             let started = send(.POST, "/client/challenge", ["action": action], authorization: authorization)
             try #require(started.status == 200, "\(started.text)")

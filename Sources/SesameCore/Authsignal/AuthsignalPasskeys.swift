@@ -182,7 +182,7 @@ extension AuthsignalService {
             }
         case .tenant:
             if let challengeID {
-                let found = try StoreErrors.map { () throws(StoreError) in try store.authsignal.action(id: challengeID) }
+                let found = try StoreErrors.map { () throws(StoreError) in try actionRecord(id: challengeID) }
                 guard let found, found.projectID == project.id, found.externalUserID == nil else { throw CeremonyEngine.challengeExpired }
                 action = found
             } else {
@@ -210,7 +210,7 @@ extension AuthsignalService {
                 return try store.authsignal.pendingChallenge(id: challengeID, purpose: ChallengeBinding.actionPurpose)
             }
             guard let challenge = try memory.get(id: challengeID), challenge.purpose == ChallengeBinding.actionPurpose, let actionID = challenge.requestID,
-                  let action = try store.authsignal.action(id: actionID) else { return nil }
+                  let action = try actionRecord(id: actionID) else { return nil }
             return (challenge, action)
         }
         guard let (pending, action) = bound, pending.projectID == project.id else { throw CeremonyEngine.challengeExpired }
@@ -222,6 +222,7 @@ extension AuthsignalService {
         }
         let now = clock.now()
         let finished: SignInCompletion
+        var conclusion = Conclusion.refused
         do {
             finished = try sesame.ceremonies.finishAuthentication(
                 credentialJSON, challengeID: challengeID, stored: pending, binding: .action(actionID: action.id), project: project, policy: policy,
@@ -230,11 +231,9 @@ extension AuthsignalService {
                 // A passkey of a project user the face does not know (another face's account) is no passkey here.
                 guard let (owner, details) = try transaction.authsignal.user(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)
                 else { return .notOurs }
-                guard try transaction.authsignal.setState(id: action.id, state: ActionState.challengeSucceeded.rawValue,
-                                                          verificationMethod: passkeyVerificationMethod, externalUserID: owner.externalID, at: now,
-                                                          onlyFrom: ActionState.ceremonyOpen.map(\.rawValue))
-                else { return .closed }
-                return .completed(owner: owner, passkey: passkey, details: details)
+                conclusion = try conclude(action, as: .challengeSucceeded, verificationMethod: passkeyVerificationMethod,
+                                          externalUserID: owner.externalID, from: ActionState.ceremonyOpen, at: now, in: transaction)
+                return conclusion == .refused ? .closed : .completed(owner: owner, passkey: passkey, details: details)
             }
         } catch where error.code == .verificationFailed || error.code == .blocked {
             try markFailed(action)
@@ -244,6 +243,7 @@ extension AuthsignalService {
             }
             return .refused(.notVerified, reason: error.reason)
         }
+        if conclusion == .written { store.pendingActions?.forget(id: action.id) }
         let owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey, details: AuthsignalPasskeyDetails?
         switch finished {
         case .notOurs:
@@ -300,9 +300,10 @@ extension AuthsignalService {
         return record
     }
 
-    /// A usernameless sign-in's action: new, or the user-less one of this code its idempotency key names. A new one is
-    /// written as bookkeeping (its commit does not wait for the disk): it lives for this ceremony, which a power cut
-    /// would only fail, and the ceremony's outcome is written durably.
+    /// A usernameless sign-in's action: new, or the user-less one of this code its idempotency key names. A new one
+    /// without an idempotency key is held in memory on SQLite (``Store/pendingActions``, unless full) until its
+    /// verification writes it with its outcome; any other is written as bookkeeping (its commit does not wait for the
+    /// disk): it lives for this ceremony, which a power cut would only fail, and the ceremony's outcome is written durably.
     private func signInAction(project: Project, actionCode: String, idempotencyKey: String?) throws(SesameError) -> AuthsignalActionRecord {
         let configured = try configuredOutcome(project: project, actionCode: actionCode)
         let record = try StoreErrors.map { () throws(StoreError) -> AuthsignalActionRecord? in
@@ -314,6 +315,7 @@ extension AuthsignalService {
             let record = AuthsignalActionRecord(id: Identifiers.uuid(), projectID: project.id, externalUserID: nil, actionCode: actionCode,
                                                 idempotencyKey: idempotencyKey ?? Identifiers.uuid(), state: state.rawValue, stateUpdatedAt: now,
                                                 createdAt: now)
+            if idempotencyKey == nil, store.pendingActions?.insert(record) == true { return record }
             try store.authsignal.createAction(record, durability: .process)
             return record
         }
@@ -321,11 +323,57 @@ extension AuthsignalService {
         return record
     }
 
-    /// A refused sign-in fails its action (unless the backend decided its state meanwhile).
-    private func markFailed(_ action: AuthsignalActionRecord) throws(SesameError) {
-        _ = try StoreErrors.map { () throws(StoreError) in
-            try store.authsignal.setState(id: action.id, state: ActionState.challengeFailed.rawValue, at: clock.now(),
-                                          onlyFrom: [ActionState.challengeRequired.rawValue, ActionState.allow.rawValue])
+    /// The action with this ID: held in memory while a usernameless sign-in is in flight on SQLite, else its row.
+    private func actionRecord(id: String) throws(StoreError) -> AuthsignalActionRecord? {
+        if let held = try store.pendingActions?.get(id: id) { return held }
+        return try store.authsignal.action(id: id)
+    }
+
+    /// How ``conclude(_:as:verificationMethod:externalUserID:from:at:in:)`` left an action.
+    private enum Conclusion {
+        /// Its state was no longer one of those allowed: unchanged.
+        case refused
+        /// Its row took the outcome.
+        case updated
+        /// Taken from memory and written as a row with the outcome: to forget there once the transaction committed.
+        case written
+    }
+
+    /// Gives a sign-in's action its outcome in `transaction`, unless its state is no longer one of `allowed` (the backend
+    /// decided it meanwhile): an action held in memory is taken and written as a row (given back if that fails), a row
+    /// is updated.
+    private func conclude(_ action: AuthsignalActionRecord, as state: ActionState, verificationMethod: String? = nil, externalUserID: String? = nil,
+                          from allowed: [ActionState], at time: Date, in transaction: StoreTransaction) throws(StoreError) -> Conclusion {
+        guard let memory = store.pendingActions, let held = memory.take(id: action.id) else {
+            let updated = try transaction.authsignal.setState(id: action.id, state: state.rawValue, verificationMethod: verificationMethod,
+                                                              externalUserID: externalUserID, at: time, onlyFrom: allowed.map(\.rawValue))
+            return updated ? .updated : .refused
         }
+        guard allowed.contains(where: { $0.rawValue == held.state }) else {
+            memory.restore(id: held.id)
+            return .refused
+        }
+        var concluded = held
+        concluded.state = state.rawValue
+        concluded.stateUpdatedAt = time
+        concluded.verificationMethod = verificationMethod ?? held.verificationMethod
+        concluded.externalUserID = externalUserID ?? held.externalUserID
+        do { try transaction.authsignal.createAction(concluded) } catch {
+            memory.restore(id: held.id)
+            throw error
+        }
+        return .written
+    }
+
+    /// A refused sign-in fails its action (unless the backend decided its state meanwhile). In a transaction, so that
+    /// it takes turns with a concurrent verification of the same action as a row's update would.
+    private func markFailed(_ action: AuthsignalActionRecord) throws(SesameError) {
+        let now = clock.now()
+        let conclusion = try StoreErrors.map { () throws(StoreError) in
+            try store.transaction { transaction throws(StoreError) in
+                try conclude(action, as: .challengeFailed, from: [.challengeRequired, .allow], at: now, in: transaction)
+            }
+        }
+        if conclusion == .written { store.pendingActions?.forget(id: action.id) }
     }
 }
