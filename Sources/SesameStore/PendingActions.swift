@@ -3,16 +3,15 @@ import Synchronization
 
 /// Usernameless Authsignal sign-in actions in flight, held in this process's memory for a SQLite store: an action that
 /// a sign-in opens without an idempotency key lives here from its challenge call until its verification concludes it,
-/// which writes it as a row with its outcome (success or failure). One server process serves a SQLite database, so the
-/// node that opened an action is the one that concludes it, and the calls in between neither write nor read a row.
+/// which writes it as a row with its outcome. One server process serves a SQLite database, so the node that opened an
+/// action is the one that concludes it, and the calls in between neither write nor read a row. Nobody else can name
+/// such an action: it has no user yet, and its idempotency key was made here and never shown.
 ///
-/// Nobody else can name such an action: it has no user yet, and its idempotency key was made here and never shown.
-/// Concluding one takes it (``take(id:)``: of concurrent callers, one gets it), writes its row and, once that row is
-/// committed, forgets it (``forget(id:)``); until then it is still read here, so a reader never finds it in neither
-/// place; a transaction that fails to commit after its write leaves the action taken (later verifications of it are
-/// refused) until housekeeping drops it. A restart drops the actions in flight (their sign-ins fail as at their
-/// expiry, and the person starts again).
-/// At most ``capacity`` are held; the caller writes a row for one that finds no room, as it does on PostgreSQL.
+/// Concluding takes the action (``take(id:)``: of concurrent callers, one gets it) and writes its row; it stays readable
+/// here until that row is committed (``forget(id:)``), so a reader always finds it in one place or the other. A
+/// transaction that fails to commit after its write leaves it taken (later verifications of it are refused) until
+/// housekeeping drops it. A restart drops the actions in flight: their sign-ins fail as at their expiry. At most
+/// ``capacity`` are held; the caller writes a row for one that finds no room, as on PostgreSQL.
 public final class PendingActions: Sendable {
     /// The most actions held at once (about 500 bytes each).
     public let capacity: Int

@@ -99,9 +99,10 @@ import Testing
         #expect(harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", ["challengeId": actionID],
                              authorization: harness.tenantAuthorization).status == 200)
         let restarted = Sesame(store: try Store.open(harness.url), masterKeys: MasterKeyring(current: .generate()))
-        #expect(throws: SesameError.self) {
+        let refusal = #expect(throws: SesameError.self) {
             try restarted.authsignal.authenticationOptions(caller: .tenant(try restarted.projects.get(harness.tenantID)), challengeID: actionID,
                                                            requestOrigin: Harness.origin)
         }
+        #expect(refusal?.reason == "challenge_expired")
     }
 }
