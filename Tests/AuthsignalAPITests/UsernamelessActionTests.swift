@@ -73,6 +73,19 @@ import Testing
         }
     }
 
+    @Test("an action code whose default outcome is BLOCK opens its usernameless sign-ins blocked: their options are refused with 403",
+          arguments: Backend.allCases)
+    func blockedByDefault(backend: Backend) throws {
+        let harness = try Harness(backend)
+        try harness.sesame.authsignal.setOutcome(projectID: harness.tenantID, actionCode: "signIn", state: .block)
+        let actionID = try opened(harness)
+        #expect(harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", ["challengeId": actionID],
+                             authorization: harness.tenantAuthorization).isError(403, "forbidden"))
+        #expect(try harness.sesame.store.authsignal.action(id: actionID)?.state == (backend == .sqlite ? nil : "BLOCK"))
+        #expect(harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", [:],
+                             authorization: harness.tenantAuthorization).status == 200, "another code's sign-in is not blocked")
+    }
+
     @Test("on SQLite a full memory writes the action as a row, which concludes as one")
     func fullMemoryWritesARow() throws {
         let harness = try Harness(.sqlite)
