@@ -272,6 +272,18 @@ struct FramingTests {
     }
 
     @Test(
+        "a Content-Length over the body limit gets our own 413 before the body: one byte over, 19 digits, 20 digits",
+        arguments: ["1025", "9999999999999999999", "18446744073709551614"]
+    )
+    func declaredLengthOverLimit(value: String) throws {
+        let server = try startServer { $0.maximumBodySize = 1024 }
+        defer { server.shutdown() }
+        let result = try exchange(server.boundPort, "POST /v1/size HTTP/1.1\r\nHost: t\r\nContent-Length: \(value)\r\n\r\n")
+        expectOwnAnswer(result, status: 413, type: "payload_too_large")
+        #expect(isServed(server.boundPort, source: "127.0.0.1"))
+    }
+
+    @Test(
         "a Content-Length libmicrohttpd cannot read gets its own answer, then the connection closes",
         arguments: [
             ("abc", 400), ("-1", 400), ("", 400), ("1x", 400), ("99999999999999999999999", 413),
