@@ -49,17 +49,19 @@ func sesameAccessHandler(
             connection, url: url, method: method, rawTarget: state.rawTarget,
             maximumQueryArguments: context.limits.maximumQueryArguments
         )
-        state.request = request
         let refusal =
             tooManyArguments
             ? .uriTooLong()
             : refusal(of: request, connection, rawTarget: state.rawTarget, method: method, version: version, context.limits)
-        if let refusal {
-            // Answer before reading the body; libmicrohttpd then skips the body and closes the connection.
-            state.refused = true
-            return respond(context.responder.respond(to: refusal, for: request), state, context, connection)
+        guard let refusal else {
+            state.request = request
+            return .YES
         }
-        return .YES
+        // Answer before reading the body; libmicrohttpd then skips the body and closes the connection.
+        state.refused = true
+        let response = context.responder.respond(to: refusal, for: request)
+        state.request = request
+        return respond(response, state, context, connection)
     }
 
     let chunkSize = uploadDataSize.pointee
@@ -87,10 +89,13 @@ func sesameAccessHandler(
 
     // Final call: the whole body has arrived (or was discarded).
     if state.response != nil { return .YES }
+    // Moved out and back, so that handing the request on copies none of its parts.
+    let request = state.takeRequest()
     let response =
         state.overflowed
-        ? context.responder.respond(to: .payloadTooLarge(), for: state.request)
-        : context.responder.respond(to: state.request)
+        ? context.responder.respond(to: .payloadTooLarge(), for: request)
+        : context.responder.respond(to: request)
+    state.request = request
     return respond(response, state, context, connection)
 }
 
@@ -108,15 +113,15 @@ func sesameRequestCompleted(
     if let connection { connectionRecord(connection)?.headerDeadline.store(context.connections.deadlineFromNow(), ordering: .relaxed) }
     // A request libmicrohttpd refused itself (after the request line) never reached the access handler.
     guard state.headersRead else { return }
-    if let observer = context.observer, let response = state.response {
-        observer(state.request, response, .now - state.started)
+    if let observer = context.observer, let response = state.response.take() {
+        observer(state.takeRequest(), response, .now - state.started)
     }
     context.inFlight.subtract(1, ordering: .releasing)
 }
 
 /// Queues `response` and remembers it for the observer.
 private func respond(
-    _ response: HTTPResponse, _ state: RequestState, _ context: ServerContext, _ connection: OpaquePointer
+    _ response: consuming HTTPResponse, _ state: RequestState, _ context: ServerContext, _ connection: OpaquePointer
 ) -> MHD_Result {
     let closing = state.overflowed || state.refused || context.draining.load(ordering: .relaxed)
     let (result, sent) = queueResponse(response, isHead: state.request.method == .HEAD, closing: closing, on: connection)

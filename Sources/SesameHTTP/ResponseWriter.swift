@@ -7,9 +7,8 @@ internal import CMicroHTTPD
 /// an empty body with a `Content-Length` header (as ``Router`` produces) is announced with that length and never read.
 /// - Returns: libmicrohttpd's verdict and the response as actually queued.
 func queueResponse(
-    _ response: HTTPResponse, isHead: Bool, closing: Bool, on connection: OpaquePointer
+    _ response: consuming HTTPResponse, isHead: Bool, closing: Bool, on connection: OpaquePointer
 ) -> (MHD_Result, HTTPResponse) {
-    var response = response
     if !(200...599).contains(response.status) {
         let route = response.route
         response = DefaultErrorRenderer.body(for: .internalError())

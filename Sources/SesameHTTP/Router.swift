@@ -21,14 +21,21 @@ public struct Router: HTTPResponder {
     }
     private var mounts: [Mount] = [Mount(prefix: [], renderer: DefaultErrorRenderer())]
 
-    private struct Route: Sendable {
-        var method: HTTPMethod
-        var pattern: RoutePattern
-        var cors: Bool
+    /// A class, so that handing a matched route on costs one reference, not a copy of its parts.
+    private final class Route: Sendable {
+        let method: HTTPMethod
+        let pattern: RoutePattern
+        let cors: Bool
         /// CORS for any origin without credentials (`Access-Control-Allow-Origin: *`).
-        var anyOrigin: Bool
-        var requiresJSONBody: Bool
-        var handler: @Sendable (HTTPRequest) throws -> HTTPResponse
+        let anyOrigin: Bool
+        let requiresJSONBody: Bool
+        let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
+
+        init(method: HTTPMethod, pattern: RoutePattern, cors: Bool, anyOrigin: Bool, requiresJSONBody: Bool,
+             handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+            (self.method, self.pattern, self.cors, self.anyOrigin, self.requiresJSONBody) = (method, pattern, cors, anyOrigin, requiresJSONBody)
+            self.handler = handler
+        }
     }
 
     private struct Mount: Sendable {
@@ -126,14 +133,18 @@ public struct Router: HTTPResponder {
 
     /// Runs `route`'s handler (after the JSON body check) and renders what it throws.
     private func dispatch(_ request: HTTPRequest, to route: Route, parameters: [String: String]) -> HTTPResponse {
-        var routed = request
-        routed.pathParameters = parameters
         let response: HTTPResponse
         if route.requiresJSONBody, request.method.carriesBody, !Self.hasAcceptableJSONBody(request) {
             response = render(.unsupportedMediaType(), request, renderer(for: request))
         } else {
             do {
-                response = try route.handler(routed)
+                if parameters.isEmpty, request.pathParameters.isEmpty {
+                    response = try route.handler(request)  // no path parameters to add: the request as it is, not a copy
+                } else {
+                    var routed = request
+                    routed.pathParameters = parameters
+                    response = try route.handler(routed)
+                }
             } catch let error as HTTPError {
                 response = render(error, request, renderer(for: request))
             } catch {
@@ -224,8 +235,9 @@ public struct Router: HTTPResponder {
     }
 
     /// Adds the headers every routed response carries.
-    private func finish(_ response: HTTPResponse, for request: HTTPRequest, route: String?, cors: Bool, anyOrigin: Bool = false) -> HTTPResponse {
-        var response = response
+    private func finish(_ response: consuming HTTPResponse, for request: HTTPRequest, route: String?, cors: Bool, anyOrigin: Bool = false)
+        -> HTTPResponse
+    {
         response.route = route
         response.headers.set("X-Request-Id", request.id)
         if cors, anyOrigin, request.headers["Origin"] != nil {

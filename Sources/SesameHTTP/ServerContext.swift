@@ -51,7 +51,7 @@ final class RequestState {
     let rawTarget: [UInt8]?
     /// Set on the first access-handler call, when the headers are complete.
     var headersRead = false
-    var request = HTTPRequest(method: .GET, path: "", id: "")
+    var request = RequestState.noRequest
     var started: ContinuousClock.Instant = .now
     /// The body went over the limit: further bytes are discarded and the answer is 413.
     var overflowed = false
@@ -65,6 +65,16 @@ final class RequestState {
     init(rawTarget: [UInt8]?) {
         self.rawTarget = rawTarget
     }
+
+    /// The request, moved out (an empty one takes its place): handing it on then copies none of its parts.
+    func takeRequest() -> HTTPRequest {
+        var taken = Self.noRequest
+        swap(&taken, &request)
+        return taken
+    }
+
+    /// What stands for the request until its headers are read, and after it is moved out.
+    private static var noRequest: HTTPRequest { HTTPRequest(method: .GET, path: "", id: "") }
 }
 
 @available(*, unavailable)
