@@ -226,7 +226,10 @@ extension AuthsignalService {
         do {
             finished = try sesame.ceremonies.finishAuthentication(
                 credentialJSON, challengeID: challengeID, stored: pending, binding: .action(actionID: action.id), project: project, policy: policy,
-                identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification
+                identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification,
+                prefetch: { transaction, passkey throws(StoreError) in
+                    try transaction.authsignal.prefetchUser(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)
+                }
             ) { transaction, passkey throws(StoreError) -> SignInCompletion in
                 // A passkey of a project user the face does not know (another face's account) is no passkey here.
                 guard let (owner, details) = try transaction.authsignal.user(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)

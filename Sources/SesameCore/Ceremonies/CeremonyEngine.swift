@@ -174,12 +174,15 @@ public struct CeremonyEngine: Sendable {
     ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
     ///     again; checked the same way.
     ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
+    ///   - prefetch: reads `effect` will make, sent ahead with the transaction's first statement (a round trip fewer on
+    ///     PostgreSQL); called only for an answer verified before the transaction, with what that verification found.
     ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
     /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
     ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
     public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
                                         project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
                                         userVerification: UserVerificationPolicy, acknowledgement: FinishAcknowledgement = .durable,
+                                        prefetch: ((StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> Void)? = nil,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
         // An account session or an action registration binds registrations, which no authentication may take.
@@ -209,6 +212,7 @@ public struct CeremonyEngine: Sendable {
                 // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
                 let parsed = verifiedFirst == nil ? try? AuthenticationCredential(json: credentialJSON) : nil
                 if let parsed { try transaction.credentials.prefetchWithOwner(rpID: policy.id, credentialID: parsed.rawID) }
+                if let verifiedFirst, let prefetch { try prefetch(transaction, verifiedFirst) }
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
                 let assertion: AuthenticatedPasskey
                 if let verifiedFirst {

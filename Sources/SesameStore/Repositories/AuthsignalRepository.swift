@@ -153,6 +153,12 @@ public struct AuthsignalRepository: Sendable {
         return (try Self.user(parts[0]), try parts[1].optionalText("credential_row_id") == nil ? nil : try Self.passkeyDetails(parts[1]))
     }
 
+    /// Sends ``user(userID:passkeyDetailsOf:)``'s read ahead (``SQLConnection/prefetch(_:_:)``): in a PostgreSQL
+    /// transaction it goes out with the next statement, and that call is answered from it.
+    public func prefetchUser(userID: String, passkeyDetailsOf credentialRowID: String) throws(StoreError) {
+        try database.prefetch(Self.userWithPasskey, [.text(userID), .text(credentialRowID)])
+    }
+
     private static let userColumnCount = sqlColumnNames(userColumns).count
     private static let passkeyColumnCount = sqlColumnNames(passkeyColumns).count
     private static let userWithPasskey = """
