@@ -195,6 +195,31 @@ import Testing
         try database.prefetch("SELECT missing FROM nowhere", [])
     }
 
+    @Test("a statement first sent in a pipeline is prepared there: it survives a rollback and runs by name from then on")
+    func statementPreparedInPipeline() throws {
+        let database = try Self.database()
+        let update = "UPDATE rows SET note = $2 WHERE id = $1"
+        try database.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
+        func preparations() throws -> Int64? {
+            try database.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(update)]).first?.integer("n")
+        }
+        // The read sent ahead opens the pipeline, so the update is first sent in it.
+        #expect(throws: StoreError.self) {
+            try database.transaction { connection throws(StoreError) in
+                try connection.prefetch(Self.noteByID, [.integer(1)])
+                try connection.execute(update, [.integer(1), .text("rolled back")])
+                throw StoreError(.conflict, "the body gives up")
+            }
+        }
+        #expect(try preparations() == 1)
+        try database.transaction { connection throws(StoreError) in
+            try connection.prefetch(Self.noteByID, [.integer(1)])
+            try connection.execute(update, [.integer(1), .text("kept")])
+        }
+        #expect(try preparations() == 1)
+        #expect(try database.query(Self.noteByID, [.integer(1)]).first?.text("note") == "kept")
+    }
+
     @Test("a read sent ahead that fails fails the call that carries it, or the next read, and the whole transaction rolls back")
     func failingPrefetchedRead() throws {
         let (database, _) = try Self.twoDatabases()

@@ -143,6 +143,8 @@ final class PostgresConnection: DriverConnection {
     private var prefetched: [Read: [SQLRow]] = [:]
     /// The reads sent ahead whose results are unread, by their place among the unread results.
     private var readsInFlight: [Int: Read] = [:]
+    /// The statements being prepared in the pipeline, by their place among the unread results.
+    private var preparesInFlight: [Int: (key: StatementKey, name: String)] = [:]
 
     /// Whether `runTransaction` is running its body (an enqueued write waits only then).
     private var inTransaction = false
@@ -162,6 +164,7 @@ final class PostgresConnection: DriverConnection {
             (inTransaction, beginPending) = (false, false)
             prefetched.removeAll()
             readsInFlight.removeAll()
+            preparesInFlight.removeAll()
         }
         do throws(StoreError) {
             let result = try body(self)
@@ -272,13 +275,24 @@ final class PostgresConnection: DriverConnection {
         return try body(BoundStatement(sql: sql, name: name, types: types, values: buffers.map { UnsafePointer($0) }, lengths: lengths, formats: formats))
     }
 
-    /// Sends `statement` in pipeline mode, after the transaction's BEGIN if that is still to go.
+    /// Sends `statement` in pipeline mode, after the transaction's BEGIN if that is still to go. A statement not
+    /// prepared on this connection yet is prepared in the pipeline first, so that later uses run it by name (parsed and
+    /// planned once) as outside a pipeline; it counts as prepared once its result says so.
     private func send(_ statement: BoundStatement) throws(StoreError) {
         if PQpipelineStatus(handle) == PQ_PIPELINE_OFF, PQenterPipelineMode(handle) != 1 { throw callFailure() }
         if beginPending {
             guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1 else { throw callFailure() }
             beginPending = false
             unread += 1
+        }
+        var statement = statement
+        if statement.name == nil, statements.count < Self.statementCacheLimit {
+            preparedCount += 1
+            let name = "sesame_\(preparedCount)"
+            guard PQsendPrepare(handle, name, statement.sql, Int32(statement.types.count), statement.types) == 1 else { throw callFailure() }
+            preparesInFlight[unread] = (StatementKey(sql: statement.sql, types: statement.types), name)
+            unread += 1
+            statement = statement.named(name)
         }
         guard statement.send(on: handle) == 1 else { throw callFailure() }
         unread += 1
@@ -299,12 +313,17 @@ final class PostgresConnection: DriverConnection {
         var last: OpaquePointer?
         let reads = readsInFlight
         readsInFlight.removeAll()
+        let prepares = preparesInFlight
+        preparesInFlight.removeAll()
         for index in 0..<count {
             // One statement's result, then the NULL that ends it.
             let result = PQgetResult(handle)
             if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
             if failure == nil, let read = reads[index], let result, PQresultStatus(result) == PGRES_TUPLES_OK {
                 do throws(StoreError) { prefetched[read] = try rows(of: result) } catch { failure = error }
+            }
+            if let prepared = prepares[index], let result, PQresultStatus(result) == PGRES_COMMAND_OK {
+                statements[prepared.key] = prepared.name
             }
             if index == count - 1 {
                 last = result
@@ -496,6 +515,11 @@ private struct BoundStatement {
     func execute(on handle: OpaquePointer) -> OpaquePointer? {
         if let name { return PQexecPrepared(handle, name, Int32(values.count), values, lengths, formats, 0) }
         return PQexecParams(handle, sql, Int32(values.count), types, values, lengths, formats, 0)
+    }
+
+    /// The same statement under the name it is being prepared with.
+    func named(_ name: String) -> BoundStatement {
+        BoundStatement(sql: sql, name: name, types: types, values: values, lengths: lengths, formats: formats)
     }
 
     /// Sends it without waiting; 1 when it was queued.
