@@ -218,6 +218,16 @@ import Testing
         }
         #expect(try preparations() == 1)
         #expect(try database.query(Self.noteByID, [.integer(1)]).first?.text("note") == "kept")
+        // Sent twice in an open pipeline before its preparation is answered: prepared once.
+        let append = "UPDATE rows SET note = note || $2 WHERE id = $1"
+        try database.transaction { connection throws(StoreError) in
+            try connection.prefetch(Self.noteByID, [.integer(1)])
+            try connection.enqueue(append, [.integer(1), .text(" and")])
+            try connection.enqueue(append, [.integer(1), .text(" more")])
+        }
+        let appendPreparations = try database.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(append)])
+        #expect(try appendPreparations.first?.integer("n") == 1)
+        #expect(try database.query(Self.noteByID, [.integer(1)]).first?.text("note") == "kept and more")
     }
 
     @Test("a read sent ahead that fails fails the call that carries it, or the next read, and the whole transaction rolls back")

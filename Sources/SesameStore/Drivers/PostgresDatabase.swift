@@ -237,8 +237,8 @@ final class PostgresConnection: DriverConnection {
         return rows
     }
 
-    /// Calls `body` with `sql` bound to `parameters`, prepared on this connection unless a pipeline is open (a
-    /// statement not prepared yet is then sent with its text).
+    /// Calls `body` with `sql` bound to `parameters`, prepared on this connection unless a pipeline is open (where
+    /// ``send(_:)`` prepares a statement not prepared yet).
     private func withBound<R>(_ sql: String, _ parameters: [SQLValue], _ body: (BoundStatement) throws(StoreError) -> R) throws(StoreError) -> R {
         var types: [Oid] = []
         var formats: [Int32] = []
@@ -286,11 +286,14 @@ final class PostgresConnection: DriverConnection {
             unread += 1
         }
         var statement = statement
-        if statement.name == nil, statements.count < Self.statementCacheLimit {
+        let key = StatementKey(sql: statement.sql, types: statement.types)
+        if statement.name == nil, let pending = preparesInFlight.values.first(where: { $0.key == key }) {
+            statement = statement.named(pending.name)  // prepared earlier in this pipeline
+        } else if statement.name == nil, statements.count < Self.statementCacheLimit {
             preparedCount += 1
             let name = "sesame_\(preparedCount)"
             guard PQsendPrepare(handle, name, statement.sql, Int32(statement.types.count), statement.types) == 1 else { throw callFailure() }
-            preparesInFlight[unread] = (StatementKey(sql: statement.sql, types: statement.types), name)
+            preparesInFlight[unread] = (key, name)
             unread += 1
             statement = statement.named(name)
         }
