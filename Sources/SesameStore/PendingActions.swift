@@ -8,9 +8,9 @@ import Synchronization
 /// such an action: it has no user yet, and its idempotency key was made here and never shown.
 ///
 /// Concluding takes the action (``take(id:)``: of concurrent callers, one gets it) and writes its row; it stays readable
-/// here until that row is committed (``forget(id:)``), so a reader always finds it in one place or the other. A
-/// transaction that fails to commit after its write leaves it taken (later verifications of it are refused) until
-/// housekeeping drops it. A restart drops the actions in flight: their sign-ins fail as at their expiry. At most
+/// here until that row is committed (``forget(id:)``), so a reader always finds it in one place or the other; a
+/// transaction that does not commit gives it back (``restore(id:)``, registered with ``SQLConnection/onRollback(_:)``),
+/// COMMIT failures and reruns included. A restart drops the actions in flight: their sign-ins fail as at their expiry. At most
 /// ``capacity`` are held; the caller writes a row for one that finds no room, as on PostgreSQL.
 public final class PendingActions: Sendable {
     /// The most actions held at once (about 500 bytes each).

@@ -176,6 +176,15 @@ public protocol SQLConnection {
     /// round trip, and the same read (statement and parameters) later in the transaction is answered from its rows;
     /// its failure fails the call that carried it (and the transaction). Elsewhere it does nothing.
     func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError)
+    /// Registers `giveBack` to run if the open transaction does not commit: its body throws, its COMMIT fails (or its
+    /// outcome is unknown: the connection broke during it), or the driver gives the attempt up to run the body again.
+    /// For a change outside the database that the rollback must undo with the rows, such as a challenge taken from
+    /// memory. Give-backs run last registered first, before the transaction's error reaches its caller or the body
+    /// runs again. Outside a transaction it never runs.
+    func onRollback(_ giveBack: @escaping () -> Void)
+    /// Registers `followUp` to run once the open transaction has committed (before its commit is flushed to stable
+    /// storage, when its rows are already visible to every reader); outside a transaction it runs now.
+    func onCommit(_ followUp: @escaping () -> Void)
 }
 
 /// A database: a pool of connections that runs single statements and transactions.
@@ -186,7 +195,7 @@ public protocol SQLDatabase: Sendable {
     ///
     /// SQLite uses `BEGIN IMMEDIATE` (writers are serialized); PostgreSQL uses `BEGIN` (read committed). A busy
     /// database or a serialization failure or deadlock reruns `body` a few times, so `body` must have no effects
-    /// outside the database.
+    /// outside the database but those it registers to undo with ``SQLConnection/onRollback(_:)``.
     func transaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T
     /// Runs one statement outside an explicit transaction (autocommit) and returns its rows.
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> [SQLRow]
@@ -205,6 +214,10 @@ public protocol SQLDatabase: Sendable {
     /// Runs `body` as one bookkeeping transaction: atomic like ``transaction(_:)``, durable like
     /// ``bookkeeping(_:_:)`` (its commit does not wait for stable storage). Inside a transaction it joins it.
     func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T
+    /// In a transaction, ``SQLConnection/onRollback(_:)``; elsewhere `giveBack` never runs (nothing rolls back).
+    func onRollback(_ giveBack: @escaping () -> Void)
+    /// In a transaction, ``SQLConnection/onCommit(_:)``; elsewhere `followUp` runs now (every statement is committed).
+    func onCommit(_ followUp: @escaping () -> Void)
 }
 
 extension SQLConnection {
@@ -233,9 +246,37 @@ extension SQLDatabase {
     }
     /// Nothing: the read runs when it is asked.
     public func prefetch(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) {}
+    /// Nothing: outside a transaction there is nothing to roll back.
+    public func onRollback(_ giveBack: @escaping () -> Void) {}
+    /// Runs `followUp` now: outside a transaction every statement is committed.
+    public func onCommit(_ followUp: @escaping () -> Void) { followUp() }
     /// The first row of a query, if any.
     func queryFirst(_ sql: String, _ parameters: [SQLValue]) throws(StoreError) -> SQLRow? {
         try query(sql, parameters).first
+    }
+}
+
+/// What the body of a driver connection's open transaction registered to run when it ends (see
+/// ``SQLConnection/onRollback(_:)`` and ``SQLConnection/onCommit(_:)``).
+struct TransactionHooks {
+    private var giveBacks: [() -> Void] = []
+    private var followUps: [() -> Void] = []
+
+    mutating func onRollback(_ giveBack: @escaping () -> Void) { giveBacks.append(giveBack) }
+    mutating func onCommit(_ followUp: @escaping () -> Void) { followUps.append(followUp) }
+
+    /// The transaction did not commit: runs the give-backs, last registered first, and forgets everything.
+    mutating func rolledBack() {
+        let run = giveBacks
+        self = TransactionHooks()
+        for giveBack in run.reversed() { giveBack() }
+    }
+
+    /// The transaction committed: runs the follow-ups in order and forgets everything.
+    mutating func committed() {
+        let run = followUps
+        self = TransactionHooks()
+        for followUp in run { followUp() }
     }
 }
 

@@ -92,7 +92,8 @@ public final class Store: Repositories, Sendable {
     ///
     /// Repository calls inside join the transaction (their own transactions nest into it). The repositories of
     /// `transaction` must not be used after `body` returns, nor from another thread: doing so traps.
-    /// `body` may run more than once (busy database, deadlock), so it must not have effects outside the database.
+    /// `body` may run more than once (busy database, deadlock), so it must not have effects outside the database but
+    /// those it registers to undo with the transaction's `database.onRollback` (see ``SQLConnection/onRollback(_:)``).
     public func transaction<T>(_ body: (StoreTransaction) throws(StoreError) -> T) throws(StoreError) -> T {
         try database.transaction { connection throws(StoreError) -> T in try Self.scoped(connection, body) }
     }
@@ -178,6 +179,16 @@ private final class TransactionScope: SQLDatabase, @unchecked Sendable {
 
     func bookkeepingTransaction<T>(_ body: (any SQLConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         try transaction(body)
+    }
+
+    func onRollback(_ giveBack: @escaping () -> Void) {
+        check()
+        connection.onRollback(giveBack)
+    }
+
+    func onCommit(_ followUp: @escaping () -> Void) {
+        check()
+        connection.onCommit(followUp)
     }
 }
 

@@ -105,6 +105,25 @@ import Testing
         #expect(memory.count == memory.capacity)
     }
 
+    @Test("on SQLite a verification whose commit fails gives its action and its challenge back: the same answer verifies once commits work again")
+    func failedCommitGivesBack() throws {
+        let harness = try Harness(.sqlite)
+        _ = try harness.enrolledUser("jo")
+        let store = harness.sesame.store
+        // The action's row names no project at commit time (a deferred foreign key), so the COMMIT fails after the body.
+        try store.database.execute("CREATE TABLE commit_checked (project_id TEXT NOT NULL REFERENCES projects (id) DEFERRABLE INITIALLY DEFERRED)", [])
+        try store.database.execute("CREATE TRIGGER fail_commit AFTER INSERT ON authsignal_actions BEGIN INSERT INTO commit_checked VALUES ('none'); END", [])
+        let actionID = try opened(harness)
+        let answer = try harness.assertion(authorization: harness.tenantAuthorization, actionID: actionID)
+        let failed = harness.verify(answer.challengeID, answer.credential, authorization: harness.tenantAuthorization)
+        #expect(failed.status >= 400 && failed.object["isVerified"] == nil, "\(failed.text)")
+        #expect(try store.authsignal.action(id: actionID) == nil && store.pendingActions?.count == 1)
+        try store.database.execute("DROP TRIGGER fail_commit", [])
+        let verified = harness.verify(answer.challengeID, answer.credential, authorization: harness.tenantAuthorization)
+        #expect(verified.object["isVerified"] as? Bool == true, "\(verified.text)")
+        #expect(try store.authsignal.action(id: actionID)?.state == "CHALLENGE_SUCCEEDED" && store.pendingActions?.count == 0)
+    }
+
     @Test("on SQLite a restart forgets the actions in flight: their challenge calls answer as for an expired one")
     func restartForgets() throws {
         let harness = try Harness(.sqlite)

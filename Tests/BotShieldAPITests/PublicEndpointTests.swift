@@ -1126,6 +1126,9 @@ private struct FailingConnection: SQLConnection {
         try owner.check(sql)
         return try base.execute(sql, parameters)
     }
+
+    func onRollback(_ giveBack: @escaping () -> Void) { base.onRollback(giveBack) }
+    func onCommit(_ followUp: @escaping () -> Void) { base.onCommit(followUp) }
 }
 
 // MARK: - Harness conveniences of this suite

@@ -222,7 +222,6 @@ extension AuthsignalService {
         }
         let now = clock.now()
         let finished: SignInCompletion
-        var conclusion = Conclusion.refused
         do {
             finished = try sesame.ceremonies.finishAuthentication(
                 credentialJSON, challengeID: challengeID, stored: pending, binding: .action(actionID: action.id), project: project, policy: policy,
@@ -234,9 +233,9 @@ extension AuthsignalService {
                 // A passkey of a project user the face does not know (another face's account) is no passkey here.
                 guard let (owner, details) = try transaction.authsignal.user(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)
                 else { return .notOurs }
-                conclusion = try conclude(action, as: .challengeSucceeded, verificationMethod: passkeyVerificationMethod,
-                                          externalUserID: owner.externalID, from: ActionState.ceremonyOpen, at: now, in: transaction)
-                return conclusion == .refused ? .closed : .completed(owner: owner, passkey: passkey, details: details)
+                let concluded = try conclude(action, as: .challengeSucceeded, verificationMethod: passkeyVerificationMethod,
+                                             externalUserID: owner.externalID, from: ActionState.ceremonyOpen, at: now, in: transaction)
+                return concluded ? .completed(owner: owner, passkey: passkey, details: details) : .closed
             }
         } catch where error.code == .verificationFailed || error.code == .blocked {
             try markFailed(action)
@@ -246,7 +245,6 @@ extension AuthsignalService {
             }
             return .refused(.notVerified, reason: error.reason)
         }
-        if conclusion == .written { store.pendingActions?.forget(id: action.id) }
         let owner: AuthsignalUserRecord, passkey: AuthenticatedPasskey, details: AuthsignalPasskeyDetails?
         switch finished {
         case .notOurs:
@@ -332,51 +330,39 @@ extension AuthsignalService {
         return try store.authsignal.action(id: id)
     }
 
-    /// How ``conclude(_:as:verificationMethod:externalUserID:from:at:in:)`` left an action.
-    private enum Conclusion {
-        /// Its state was no longer one of those allowed: unchanged.
-        case refused
-        /// Its row took the outcome.
-        case updated
-        /// Taken from memory and written as a row with the outcome: to forget there once the transaction committed.
-        case written
-    }
-
     /// Gives a sign-in's action its outcome in `transaction`, unless its state is no longer one of `allowed` (the backend
-    /// decided it meanwhile): an action held in memory is taken and written as a row (given back if that fails), a row
-    /// is updated.
+    /// decided it meanwhile): an action held in memory is taken and written as a row (forgotten there once the
+    /// transaction commits, given back if it does not), a row is updated.
+    /// - Returns: whether the action took the outcome.
     private func conclude(_ action: AuthsignalActionRecord, as state: ActionState, verificationMethod: String? = nil, externalUserID: String? = nil,
-                          from allowed: [ActionState], at time: Date, in transaction: StoreTransaction) throws(StoreError) -> Conclusion {
+                          from allowed: [ActionState], at time: Date, in transaction: StoreTransaction) throws(StoreError) -> Bool {
         guard let memory = store.pendingActions, let held = memory.take(id: action.id) else {
-            let updated = try transaction.authsignal.setState(id: action.id, state: state.rawValue, verificationMethod: verificationMethod,
-                                                              externalUserID: externalUserID, at: time, onlyFrom: allowed.map(\.rawValue))
-            return updated ? .updated : .refused
+            return try transaction.authsignal.setState(id: action.id, state: state.rawValue, verificationMethod: verificationMethod,
+                                                       externalUserID: externalUserID, at: time, onlyFrom: allowed.map(\.rawValue))
         }
         guard allowed.contains(where: { $0.rawValue == held.state }) else {
             memory.restore(id: held.id)
-            return .refused
+            return false
         }
+        transaction.database.onRollback { memory.restore(id: held.id) }
         var concluded = held
         concluded.state = state.rawValue
         concluded.stateUpdatedAt = time
         concluded.verificationMethod = verificationMethod ?? held.verificationMethod
         concluded.externalUserID = externalUserID ?? held.externalUserID
-        do { try transaction.authsignal.createAction(concluded) } catch {
-            memory.restore(id: held.id)
-            throw error
-        }
-        return .written
+        try transaction.authsignal.createAction(concluded)
+        transaction.database.onCommit { memory.forget(id: held.id) }
+        return true
     }
 
     /// A refused sign-in fails its action (unless the backend decided its state meanwhile). In a transaction, so that
     /// it takes turns with a concurrent verification of the same action as a row's update would.
     private func markFailed(_ action: AuthsignalActionRecord) throws(SesameError) {
         let now = clock.now()
-        let conclusion = try StoreErrors.map { () throws(StoreError) in
+        _ = try StoreErrors.map { () throws(StoreError) in
             try store.transaction { transaction throws(StoreError) in
                 try conclude(action, as: .challengeFailed, from: [.challengeRequired, .allow], at: now, in: transaction)
             }
         }
-        if conclusion == .written { store.pendingActions?.forget(id: action.id) }
     }
 }

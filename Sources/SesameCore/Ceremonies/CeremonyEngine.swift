@@ -231,16 +231,10 @@ public struct CeremonyEngine: Sendable {
                         return .refused(error)
                     }
                 }
-                do throws(StoreError) {
-                    if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction) {
-                        return .refused(refusal)
-                    }
-                    return .done(try effect(transaction, assertion))
-                } catch {
-                    // The transaction rolls back: a challenge taken from memory goes back, as its row does.
-                    store.challengeMemory(for: binding)?.restore(taken)
-                    throw error
+                if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction) {
+                    return .refused(refusal)
                 }
+                return .done(try effect(transaction, assertion))
             }
         }
         switch outcome {
@@ -456,7 +450,6 @@ extension CeremonyEngine {
         case .accountSession: return nil  // a registration is taken back by consume, never here
         case .signIn, .idCreation:
             if let memory { consumed = try memory.take(id: id, now: now) } else { consumed = try repositories.challenges.consume(id: id, now: now) }
-            guard consumed?.purpose == binding.purpose else { return nil }
         case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
             if let memory {
                 consumed = try memory.take(id: id, requestID: requestID, purpose: binding.purpose, now: now)
@@ -464,7 +457,9 @@ extension CeremonyEngine {
                 consumed = try repositories.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
             }
         }
-        return consumed?.projectID == project.id ? consumed : nil
+        // A transaction that does not commit gives a challenge taken from memory back, as it would its row.
+        if let memory, let consumed { repositories.database.onRollback { memory.restore(consumed) } }
+        return consumed?.purpose == binding.purpose && consumed?.projectID == project.id ? consumed : nil
     }
 
     /// The stored challenge `id` (read now, unless the caller read it as `stored`) as

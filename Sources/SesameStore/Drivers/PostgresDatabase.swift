@@ -134,6 +134,14 @@ final class PostgresConnection: DriverConnection {
         readsInFlight[unread - 1] = Read(sql: sql, parameters: parameters)
     }
 
+    func onRollback(_ giveBack: @escaping () -> Void) {
+        if inTransaction { hooks.onRollback(giveBack) }
+    }
+
+    func onCommit(_ followUp: @escaping () -> Void) {
+        if inTransaction { hooks.onCommit(followUp) } else { followUp() }
+    }
+
     /// A read sent ahead: its statement and parameters.
     private struct Read: Hashable {
         let sql: String
@@ -154,6 +162,7 @@ final class PostgresConnection: DriverConnection {
     private var begun = false
     /// Statements sent in pipeline mode whose results are not read yet.
     private var unread = 0
+    private var hooks = TransactionHooks()
 
     /// Runs `body` in a transaction whose BEGIN goes out with the body's first statement, and whose enqueued
     /// statements go out with the next one or the COMMIT (one round trip for all, in libpq's pipeline mode); commits
@@ -168,7 +177,10 @@ final class PostgresConnection: DriverConnection {
         }
         do throws(StoreError) {
             let result = try body(self)
-            guard !beginPending else { return result }
+            guard !beginPending else {
+                hooks.committed()
+                return result
+            }
             if unread == 0, PQtransactionStatus(handle) == PQTRANS_INERROR {
                 throw StoreError(.internalFailure, "a statement in the transaction failed and its error was ignored")
             }
@@ -176,6 +188,7 @@ final class PostgresConnection: DriverConnection {
             guard tag == "COMMIT" else {
                 throw StoreError(.internalFailure, "PostgreSQL rolled the transaction back at commit")
             }
+            hooks.committed()
             return result
         } catch {
             if unread > 0, let last = try? syncPipeline() { PQclear(last) }
@@ -184,6 +197,7 @@ final class PostgresConnection: DriverConnection {
             if status == PQTRANS_INTRANS || status == PQTRANS_INERROR {
                 if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
             }
+            hooks.rolledBack()
             // Nothing ran yet, so a connection that broke while idle in the pool can be replaced and the body rerun.
             throw StoreError(error.code, error.detail, transient: error.isTransient || (!begun && isBroken))
         }

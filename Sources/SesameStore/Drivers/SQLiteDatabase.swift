@@ -174,6 +174,7 @@ final class SQLiteConnection: SQLConnection {
     /// Set while a transaction is open; `aborted` once a statement in it failed.
     private var inTransaction = false
     private var aborted = false
+    private var hooks = TransactionHooks()
 
     /// SQLite's memory statistics off, before the process's first connection: nothing reads them, and they cost a
     /// global mutex on every allocation of every connection.
@@ -240,13 +241,23 @@ final class SQLiteConnection: SQLConnection {
             }
             inTransaction = false
             try run("COMMIT", [])
+            hooks.committed()
             return result
         } catch {
             if sqlite3_get_autocommit(handle) == 0 {
                 _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
             }
+            hooks.rolledBack()
             throw error
         }
+    }
+
+    func onRollback(_ giveBack: @escaping () -> Void) {
+        if inTransaction { hooks.onRollback(giveBack) }
+    }
+
+    func onCommit(_ followUp: @escaping () -> Void) {
+        if inTransaction { hooks.onCommit(followUp) } else { followUp() }
     }
 
     /// Flushes the write-ahead log to stable storage; whether it worked.
