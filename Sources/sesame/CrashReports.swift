@@ -15,6 +15,10 @@ import Glibc
 ///
 /// The directory is `SESAME_CRASH_DIR`, else `crashes/` beside an SQLite database, else `./.sesame/crashes`. An
 /// operator who sets `SWIFT_BACKTRACE` keeps their own settings.
+///
+/// The report is written by the Swift toolchain's backtracer, a program of its own. A binary linked against the
+/// toolchain's shared runtime finds it in the toolchain; a release build, which carries the runtime inside itself, uses
+/// the self-contained one `make install` puts at `../libexec/sesame/swift-backtrace` from the binary.
 enum CrashReports {
     /// The backtracer settings, before `output-to`.
     static let settings = "enable=yes,interactive=no,color=no,registers=none,images=none,sanitize=yes,threads=crashed,warnings=suppressed"
@@ -30,14 +34,25 @@ enum CrashReports {
             return
         }
         let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
-        setenv("SWIFT_BACKTRACE", "\(settings),output-to=\(absolute)", 1)
         // The executable's own path (not /proc/self/exe), so the report files carry its name.
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+        var chosen = "\(settings),output-to=\(absolute)"
+        if let backtracer = installedBacktracer(executable: executable) { chosen += ",swift-backtrace=\(backtracer)" }
+        setenv("SWIFT_BACKTRACE", chosen, 1)
         let argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) } + [nil]
         execv(executable, argv)
         // Only reached when exec failed: carry on in this process, with the runtime's default crash output.
         unsetenv("SWIFT_BACKTRACE")
         FileHandle.standardError.write(Data("sesame: could not re-execute for crash reports (errno \(errno))\n".utf8))
+    }
+
+    /// The backtracer installed beside `executable` (`../libexec/sesame/swift-backtrace`), if there is one whose path
+    /// the settings can carry (they are separated by commas).
+    static func installedBacktracer(executable: String) -> String? {
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("libexec/sesame/swift-backtrace").standardizedFileURL.path
+        guard !path.contains(","), FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        return path
     }
 
     /// The crash directory for these `serve` arguments.

@@ -68,9 +68,11 @@ final class ServerProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var termination: Termination?
 
-    /// Starts `sesame serve --db DATABASE --listen LISTEN [--log off] EXTRA...` and waits (bounded) until it listens.
+    /// Starts `sesame serve --db DATABASE --listen LISTEN [--log off] EXTRA...` (the tests' build of `sesame` unless
+    /// told another `executable`) and waits (bounded) until it listens.
     static func start(database: String, extra: [String] = [], workingDirectory: String? = nil, listen: String = "127.0.0.1:0",
-                      logOff: Bool = true, readyTimeout: Double = 20, environment: [String: String]? = nil) throws -> ServerProcess {
+                      logOff: Bool = true, readyTimeout: Double = 20, environment: [String: String]? = nil,
+                      executable: URL = sesameExecutable) throws -> ServerProcess {
         var arguments = ["serve", "--db", database, "--listen", listen]
         if logOff { arguments += ["--log", "off"] }
         arguments += extra
@@ -78,7 +80,7 @@ final class ServerProcess: @unchecked Sendable {
         let folder = FileManager.default.temporaryDirectory.path
         let tag = UUID().uuidString.prefix(12)
         let stdoutPath = "\(folder)/sesame-it-out-\(tag)", stderrPath = "\(folder)/sesame-it-err-\(tag)"
-        let pid = try spawn(sesameExecutable.path, arguments, workingDirectory: workingDirectory, stdout: stdoutPath, stderr: stderrPath,
+        let pid = try spawn(executable.path, arguments, workingDirectory: workingDirectory, stdout: stdoutPath, stderr: stderrPath,
                             environment: environment)
         let deadline = Date().addingTimeInterval(readyTimeout)
         while true {
