@@ -12,9 +12,11 @@ FACE_FUZZ_SECONDS ?= 90
 FACE_FUZZ_SEED    ?= $(shell printf '%d' 0x$$(git rev-parse --short=12 HEAD 2>/dev/null || echo 1))
 # The test build is strict: any warning or undeclared module import fails it.
 STRICT       := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
-# Release builds link the Swift runtime and Foundation into the binary: it runs where no Swift toolchain is installed,
-# and keeps about 5 MB less resident than with the toolchain's shared libraries. Its crash reports are written by the
-# toolchain's self-contained backtracer, which `make install` puts beside it (libexec/sesame/swift-backtrace).
+# The release build of `sesame` links the Swift runtime and Foundation into the binary: it runs where no Swift toolchain
+# is installed, and keeps about 5 MB less resident than with the toolchain's shared libraries. Its crash reports are
+# written by the toolchain's self-contained backtracer, which `make install` puts beside it (libexec/sesame). The
+# benchmark and fuzzing tools stay linked against the shared libraries (static FoundationNetworking would need libcurl's
+# development files); switching between the two relinks, nothing more.
 RELEASE      := -c release --static-swift-stdlib
 BACKTRACER   ?= $(realpath $(dir $(realpath $(shell command -v $(SWIFT))))../libexec/swift/linux/swift-backtrace-static)
 
@@ -66,9 +68,9 @@ test: deps
 ## bench: one JSON line per benchmark (name, value, unit, ceiling, ratio), release build.
 bench: deps
 	@scripts/ensure-deps.sh $(BENCH_PACKAGES)
-	$(SWIFT) build $(RELEASE) --product sesame-bench
+	$(SWIFT) build -c release --product sesame-bench
+	$(SWIFT) build -c release --product sesame-ceremony-bench
 	$(SWIFT) build $(RELEASE) --product sesame
-	$(SWIFT) build $(RELEASE) --product sesame-ceremony-bench
 	.build/release/sesame-bench
 	.build/release/sesame-ceremony-bench .build/release/sesame
 	Benchmarks/http-health.sh
@@ -76,7 +78,7 @@ bench: deps
 ## fuzz: each libFuzzer target for FUZZ_SECONDS seconds over its committed seed corpus, then the face fuzzer as long.
 fuzz: deps
 	Fuzz/run.sh $(FUZZ_SECONDS)
-	$(SWIFT) build $(RELEASE) --product sesame-face-fuzz
+	$(SWIFT) build -c release --product sesame-face-fuzz
 	@$(MAKE) --no-print-directory face-fuzz FACE_FUZZ_BUILD=release FACE_FUZZ_SECONDS=$(FUZZ_SECONDS) FACE_FUZZ_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 
 # The face fuzzer (Fuzz/FaceFuzz): hostile requests through the router into every documented route. A trap kills it, so
