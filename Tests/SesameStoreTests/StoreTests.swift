@@ -542,11 +542,14 @@ struct StoreTests {
         try store.authsignal.createUser(user)
         let details = AuthsignalPasskeyDetails(credentialRowID: "c1", deviceID: "d1", username: "ada@phone", displayName: "Ada's phone")
         try store.authsignal.createPasskeyDetails(details)
-        let withDetails = try #require(try store.authsignal.user(userID: "u1", passkeyDetailsOf: "c1"))
+        let withDetails = try #require(try store.authsignal.user(rpID: "example.org", passkeyCredentialID: Array("cred-c1".utf8)))
         #expect(withDetails.user == user && withDetails.details == details)
-        let withoutDetails = try #require(try store.authsignal.user(userID: "u1", passkeyDetailsOf: "c2"))
+        let withoutDetails = try #require(try store.authsignal.user(rpID: "example.org", passkeyCredentialID: Array("cred-c2".utf8)))
         #expect(withoutDetails.user == user && withoutDetails.details == nil)
-        #expect(try store.authsignal.user(userID: "u2", passkeyDetailsOf: "c1") == nil, "a user the face does not know")
+        try store.credentials.create(Fixture.credential("c3", userID: "u2"))
+        #expect(try store.authsignal.user(rpID: "example.org", passkeyCredentialID: Array("cred-c3".utf8)) == nil, "a user the face does not know")
+        #expect(try store.authsignal.user(rpID: "other.example", passkeyCredentialID: Array("cred-c1".utf8)) == nil, "another relying party")
+        #expect(try store.authsignal.user(rpID: "example.org", passkeyCredentialID: Array("cred-none".utf8)) == nil, "no such passkey")
     }
 
     @Test("sign count only moves forward; zero stays allowed for counterless authenticators", arguments: Backend.allCases)

@@ -226,12 +226,13 @@ extension AuthsignalService {
             finished = try sesame.ceremonies.finishAuthentication(
                 credentialJSON, challengeID: challengeID, stored: pending, binding: .action(actionID: action.id), project: project, policy: policy,
                 identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification,
-                prefetch: { transaction, passkey throws(StoreError) in
-                    try transaction.authsignal.prefetchUser(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)
+                prefetch: { transaction, credentialID throws(StoreError) in
+                    try transaction.authsignal.prefetchUser(rpID: policy.id, passkeyCredentialID: credentialID)
                 }
             ) { transaction, passkey throws(StoreError) -> SignInCompletion in
                 // A passkey of a project user the face does not know (another face's account) is no passkey here.
-                guard let (owner, details) = try transaction.authsignal.user(userID: passkey.owner.id, passkeyDetailsOf: passkey.stored.id)
+                guard let (owner, details) = try transaction.authsignal.user(rpID: policy.id, passkeyCredentialID: passkey.stored.credentialID),
+                      owner.userID == passkey.owner.id
                 else { return .notOurs }
                 let concluded = try conclude(action, as: .challengeSucceeded, verificationMethod: passkeyVerificationMethod,
                                              externalUserID: owner.externalID, from: ActionState.ceremonyOpen, at: now, in: transaction)

@@ -166,23 +166,24 @@ public struct CeremonyEngine: Sendable {
     /// use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused one too (then
     /// that is its only write); of concurrent finishes of one challenge exactly one gets it.
     ///
-    /// Where the challenge is a database row the caller has not read (PostgreSQL), it is taken first and the answer
-    /// verified against it inside the transaction, which saves the round trip of reading it beforehand; a refusal then
-    /// commits the taking alone. Where it is held in memory (SQLite, whose writers are serialized), reading it costs
-    /// nothing and the verification runs before the write transaction, outside the write lock.
+    /// Where the challenge is a database row (PostgreSQL), it is taken first and the answer verified against it inside
+    /// the transaction, the passkey's read sent ahead with the taking, which saves the round trips of reading both
+    /// beforehand; a refusal then commits the taking alone. Where it is held in memory (SQLite, whose writers are
+    /// serialized), reading it costs nothing and the verification runs before the write transaction, outside the write
+    /// lock.
     /// - Parameters:
     ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
-    ///     again; checked the same way.
+    ///     again where it is verified before the transaction; checked the same way.
     ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
-    ///   - prefetch: reads `effect` will make, sent ahead with the transaction's first statement (a round trip fewer on
-    ///     PostgreSQL); called only for an answer verified before the transaction, with what that verification found.
+    ///   - prefetch: reads `effect` will make, sent ahead with the taking (a round trip fewer on PostgreSQL), given the
+    ///     credential ID the answer names; called only where the answer is verified inside the transaction.
     ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
     /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
     ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
     public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
                                         project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
                                         userVerification: UserVerificationPolicy, acknowledgement: FinishAcknowledgement = .durable,
-                                        prefetch: ((StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> Void)? = nil,
+                                        prefetch: ((StoreTransaction, _ credentialID: [UInt8]) throws(StoreError) -> Void)? = nil,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
         // An account session or an action registration binds registrations, which no authentication may take.
@@ -191,7 +192,7 @@ public struct CeremonyEngine: Sendable {
         case .signIn, .verificationRequest, .handOff, .action: break
         }
         let inMemory = store.challengeMemory(for: binding) != nil
-        let takeFirst = stored == nil && !inMemory
+        let takeFirst = !inMemory
         let inFlight = acknowledgement == .inFlight && inMemory
         var verifiedFirst: AuthenticatedPasskey?
         if !takeFirst {
@@ -211,8 +212,10 @@ public struct CeremonyEngine: Sendable {
             try (inFlight ? store.bookkeeping : store.transaction) { transaction throws(StoreError) -> FinishOutcome<T> in
                 // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
                 let parsed = verifiedFirst == nil ? try? AuthenticationCredential(json: credentialJSON) : nil
-                if let parsed { try transaction.credentials.prefetchWithOwner(rpID: policy.id, credentialID: parsed.rawID) }
-                if let verifiedFirst, let prefetch { try prefetch(transaction, verifiedFirst) }
+                if let parsed {
+                    try transaction.credentials.prefetchWithOwner(rpID: policy.id, credentialID: parsed.rawID)
+                    try prefetch?(transaction, parsed.rawID)
+                }
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
                 let assertion: AuthenticatedPasskey
                 if let verifiedFirst {

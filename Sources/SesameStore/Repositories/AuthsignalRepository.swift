@@ -143,27 +143,28 @@ public struct AuthsignalRepository: Sendable {
         ).map(Self.user)
     }
 
-    /// The user behind this Sesame user, if the face knows one, with the enrolment details of one of its passkeys (if
-    /// it was enrolled through the face), in one read: a sign-in's last.
-    public func user(userID: String, passkeyDetailsOf credentialRowID: String) throws(StoreError)
+    /// The user the face knows behind the owner of the passkey `credentialID` on `rpID`, if any, with that passkey's
+    /// enrolment details (if it was enrolled through the face), in one read: a sign-in's last.
+    public func user(rpID: String, passkeyCredentialID credentialID: [UInt8]) throws(StoreError)
         -> (user: AuthsignalUserRecord, details: AuthsignalPasskeyDetails?)?
     {
-        guard let row = try database.queryFirst(Self.userWithPasskey, [.text(userID), .text(credentialRowID)]) else { return nil }
+        guard let row = try database.queryFirst(Self.userOfPasskey, [.text(rpID), .blob(credentialID)]) else { return nil }
         let parts = try row.split(Self.userColumnCount, Self.passkeyColumnCount)
         return (try Self.user(parts[0]), try parts[1].optionalText("credential_row_id") == nil ? nil : try Self.passkeyDetails(parts[1]))
     }
 
-    /// Sends ``user(userID:passkeyDetailsOf:)``'s read ahead (``SQLConnection/prefetch(_:_:)``): in a PostgreSQL
+    /// Sends ``user(rpID:passkeyCredentialID:)``'s read ahead (``SQLConnection/prefetch(_:_:)``): in a PostgreSQL
     /// transaction it goes out with the next statement, and that call is answered from it.
-    public func prefetchUser(userID: String, passkeyDetailsOf credentialRowID: String) throws(StoreError) {
-        try database.prefetch(Self.userWithPasskey, [.text(userID), .text(credentialRowID)])
+    public func prefetchUser(rpID: String, passkeyCredentialID credentialID: [UInt8]) throws(StoreError) {
+        try database.prefetch(Self.userOfPasskey, [.text(rpID), .blob(credentialID)])
     }
 
     private static let userColumnCount = sqlColumnNames(userColumns).count
     private static let passkeyColumnCount = sqlColumnNames(passkeyColumns).count
-    private static let userWithPasskey = """
+    private static let userOfPasskey = """
         SELECT \(sqlQualified(userColumns, "u")), \(sqlQualified(passkeyColumns, "p"))
-        FROM authsignal_users u LEFT JOIN authsignal_passkeys p ON p.credential_row_id = $2 WHERE u.user_id = $1
+        FROM credentials c JOIN authsignal_users u ON u.user_id = c.user_id LEFT JOIN authsignal_passkeys p ON p.credential_row_id = c.id
+        WHERE c.rp_id = $1 AND c.credential_id = $2
         """
 
     /// Deletes the tenant's actions of this user (the user itself goes with its Sesame user).
