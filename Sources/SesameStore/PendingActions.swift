@@ -10,8 +10,8 @@ import Synchronization
 /// Concluding takes the action (``take(id:)``: of concurrent callers, one gets it) and writes its row; it stays readable
 /// here until that row is committed (``forget(id:)``), so a reader always finds it in one place or the other; a
 /// transaction that does not commit gives it back (``restore(id:)``, registered with ``SQLConnection/onRollback(_:)``),
-/// COMMIT failures and reruns included. A restart drops the actions in flight: their sign-ins fail as at their expiry. At most
-/// ``capacity`` are held; the caller writes a row for one that finds no room, as on PostgreSQL.
+/// COMMIT failures and reruns included. A restart drops the actions in flight: their sign-ins fail as at their
+/// expiry. At most ``capacity`` are held; the caller writes a row for one that finds no room, as on PostgreSQL.
 public final class PendingActions: Sendable {
     /// The most actions held at once (about 500 bytes each).
     public let capacity: Int

@@ -105,16 +105,8 @@ struct CrashReportTests {
         let server = try ServerProcess.start(database: "sqlite:\(folder.path)/sesame.db", logOff: false, environment: environment)
         defer { server.kill() }
         #expect(try HTTPClient(port: server.port, key: "").get("/health").status == 200)
-        // A trap is a SIGILL raised by the faulting instruction; the runtime's crash handler writes the report, restores
-        // the default action and returns, and the instruction faults again, which ends the process. A SIGILL sent from
-        // outside takes the same handler, but nothing faults again afterwards: the second one ends the process.
         let crashes = "\(folder.path)/crashes"
-        server.send(SIGILL)
-        let deadline = Date().addingTimeInterval(20)
-        while ((try? FileManager.default.contentsOfDirectory(atPath: crashes)) ?? []).isEmpty && Date() < deadline { usleep(50_000) }
-        usleep(500_000)  // the backtracer finishes its file
-        server.send(SIGILL)
-        #expect(server.waitForExit(timeout: 20) == .signaled(SIGILL))
+        #expect(server.crash(reportingTo: crashes) == .signaled(SIGILL))
 
         let attributes = try FileManager.default.attributesOfItem(atPath: crashes)
         #expect((attributes[.posixPermissions] as? Int) == 0o700)

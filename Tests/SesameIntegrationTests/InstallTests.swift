@@ -51,12 +51,7 @@ import Testing
         defer { server.kill() }
         #expect(try HTTPClient(port: server.port, key: "").get("/health").status == 200)
         let crashes = "\(folder.path)/crashes"
-        server.send(SIGILL)
-        let deadline = Date().addingTimeInterval(20)
-        while ((try? FileManager.default.contentsOfDirectory(atPath: crashes)) ?? []).isEmpty && Date() < deadline { usleep(50_000) }
-        usleep(500_000)  // the backtracer finishes its file
-        server.send(SIGILL)
-        #expect(server.waitForExit(timeout: 20) == .signaled(SIGILL))
+        #expect(server.crash(reportingTo: crashes) == .signaled(SIGILL))
         let reports = (try? FileManager.default.contentsOfDirectory(atPath: crashes)) ?? []
         #expect(reports.count == 1 && reports.first?.hasPrefix("sesame-") == true, "\(reports)\n\(server.stderr)")
         let report = try String(contentsOfFile: "\(crashes)/\(try #require(reports.first))", encoding: .utf8)

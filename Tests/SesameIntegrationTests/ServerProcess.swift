@@ -134,6 +134,22 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
+    /// Crashes the server as a trap would and waits for it to end; returns how it ended (the report goes to
+    /// `crashes`, the directory its crash reports go to).
+    ///
+    /// A trap is a SIGILL raised by the faulting instruction; the runtime's crash handler writes the report, restores
+    /// the default action and returns, and the instruction faults again, which ends the process. A SIGILL sent from
+    /// outside takes the same handler, but nothing faults again afterwards: a second one, once the report is written,
+    /// ends the process.
+    func crash(reportingTo crashes: String) -> Termination? {
+        send(SIGILL)
+        let deadline = Date().addingTimeInterval(20)
+        while ((try? FileManager.default.contentsOfDirectory(atPath: crashes)) ?? []).isEmpty && Date() < deadline { usleep(50_000) }
+        usleep(500_000)  // the backtracer finishes its file
+        send(SIGILL)
+        return waitForExit(timeout: 20)
+    }
+
     /// Waits up to `timeout` seconds for the child to end; nil if it is still running.
     func waitForExit(timeout: Double) -> Termination? {
         let deadline = Date().addingTimeInterval(timeout)
