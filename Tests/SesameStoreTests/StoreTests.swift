@@ -552,6 +552,34 @@ struct StoreTests {
         #expect(try store.authsignal.user(rpID: "example.org", passkeyCredentialID: Array("cred-none".utf8)) == nil, "no such passkey")
     }
 
+    @Test("a usernameless sign-in's challenge is inserted only for an open action of its project without a user; otherwise nothing is written",
+          arguments: Backend.allCases)
+    func challengeForAction(backend: Backend) throws {
+        let store = try backend.makeStore()
+        try store.projects.create(Fixture.project())
+        try store.projects.create(Fixture.project("p2", rpID: "other.example"))
+        func action(_ id: String, user: String? = nil, state: String = "CHALLENGE_REQUIRED") -> AuthsignalActionRecord {
+            AuthsignalActionRecord(id: id, projectID: "p1", externalUserID: user, actionCode: "signIn", idempotencyKey: "key-\(id)", state: state,
+                                   stateUpdatedAt: t0, createdAt: t0)
+        }
+        try store.authsignal.createAction(action("open"))
+        try store.authsignal.createAction(action("identified", user: "ext-1"))
+        try store.authsignal.createAction(action("blocked", state: "BLOCK"))
+        func challenge(_ id: String, for actionID: String, projectID: String = "p1") -> ChallengeRecord {
+            var record = Fixture.challenge(id, projectID: projectID, purpose: "action")
+            record.requestID = actionID
+            return record
+        }
+        #expect(try store.authsignal.createChallenge(challenge("c-open", for: "open"), forUsernamelessActionNotIn: "BLOCK"))
+        #expect(try store.challenges.get(id: "c-open") == challenge("c-open", for: "open"))
+        let refused = [challenge("c-identified", for: "identified"), challenge("c-blocked", for: "blocked"), challenge("c-none", for: "none"),
+                       challenge("c-project", for: "open", projectID: "p2")]
+        for record in refused {
+            #expect(try !store.authsignal.createChallenge(record, forUsernamelessActionNotIn: "BLOCK"), "\(record.id)")
+            #expect(try store.challenges.get(id: record.id) == nil, "\(record.id)")
+        }
+    }
+
     @Test("sign count only moves forward; zero stays allowed for counterless authenticators", arguments: Backend.allCases)
     func signCount(backend: Backend) throws {
         let store = try backend.makeStore()

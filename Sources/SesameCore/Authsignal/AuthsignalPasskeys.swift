@@ -181,6 +181,17 @@ extension AuthsignalService {
                     .filter { $0.rpID == policy.id }.map { CredentialDescriptor(id: $0.credentialID, transports: $0.transports) }
             }
         case .tenant:
+            // Where challenges are rows (PostgreSQL), the action's check goes with the challenge's insert, in one
+            // statement; only a refused one reads the action, to say why.
+            if let challengeID, let challenge = try sesame.ceremonies.start(
+                .action(actionID: challengeID), id: Identifiers.uuid(), project: project, rpID: policy.id,
+                insertingWith: { challenge throws(StoreError) in
+                    try store.authsignal.createChallenge(challenge, forUsernamelessActionNotIn: ActionState.block.rawValue)
+                }
+            ) {
+                return ActionCeremonyStart(challengeID: challenge.id, options: RequestOptionsJSON(rpID: policy.id, challenge: challenge.challenge,
+                                                                                                  allowCredentials: [], kind: .action))
+            }
             if let challengeID {
                 let found = try StoreErrors.map { () throws(StoreError) in try actionRecord(id: challengeID) }
                 guard let found, found.projectID == project.id, found.externalUserID == nil else { throw CeremonyEngine.challengeExpired }

@@ -71,6 +71,18 @@ public struct CeremonyEngine: Sendable {
         return record
     }
 
+    /// ``start(_:id:project:rpID:userID:linkID:clientIP:name:)`` for a binding whose challenges are database rows, with
+    /// the insert made by `insert`, which writes it only while a condition of the caller's holds (checked in the same
+    /// statement) and says whether it did.
+    /// - Returns: the challenge, or `nil` when `insert` wrote nothing, or when `binding`'s challenges are kept in memory
+    ///   (the caller then checks its condition and calls ``start(_:id:project:rpID:userID:linkID:clientIP:name:)``).
+    public func start(_ binding: ChallengeBinding, id: String, project: Project, rpID: String,
+                      insertingWith insert: (ChallengeRecord) throws(StoreError) -> Bool) throws(SesameError) -> ChallengeRecord? {
+        guard store.challengeMemory(for: binding) == nil else { return nil }
+        let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: nil)
+        return try StoreErrors.map { () throws(StoreError) in try insert(record) } ? record : nil
+    }
+
     /// The challenge `id` as `binding`'s ceremonies keep it (whatever it is bound to), left in place; expired ones too.
     public func pendingChallenge(_ id: String, for binding: ChallengeBinding) throws(SesameError) -> ChallengeRecord? {
         try StoreErrors.map { () throws(StoreError) in

@@ -212,6 +212,23 @@ public struct AuthsignalRepository: Sendable {
         try database.queryFirst("SELECT \(Self.actionColumns) FROM authsignal_actions WHERE id = $1", [.text(id)]).map(Self.action)
     }
 
+    /// Inserts `challenge` for the usernameless sign-in action it is bound to (`challenge.requestID`), as bookkeeping
+    /// (see ``ChallengeRepository/create(_:)``), only while that action is the challenge's project's, has no user yet and
+    /// is not in state `refusedState`: the check and the insert in one statement.
+    /// - Returns: whether it was inserted (`false`: nothing was written).
+    public func createChallenge(_ challenge: ChallengeRecord, forUsernamelessActionNotIn refusedState: String) throws(StoreError) -> Bool {
+        let parameters = ChallengeRepository.values(challenge) + [.text(challenge.requestID), .text(challenge.projectID), .text(refusedState)]
+        return try !database.bookkeeping(Self.challengeForAction, parameters).isEmpty
+    }
+
+    private static let challengeForAction = {
+        let action = ChallengeRepository.columnCount + 1
+        return """
+            INSERT INTO challenges (\(ChallengeRepository.columns)) SELECT \(ChallengeRepository.valuePlaceholders) FROM authsignal_actions
+            WHERE id = $\(action) AND project_id = $\(action + 1) AND external_user_id IS NULL AND state <> $\(action + 2) RETURNING id
+            """
+    }()
+
     /// A pending sign-in: the challenge with this ID and purpose and the action it was issued for, in one read.
     public func pendingChallenge(id: String, purpose: String) throws(StoreError) -> (challenge: ChallengeRecord, action: AuthsignalActionRecord)? {
         guard let row = try database.queryFirst(Self.challengeWithAction, [.text(id), .text(purpose)]) else { return nil }

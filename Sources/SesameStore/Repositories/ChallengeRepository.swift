@@ -93,9 +93,11 @@ public struct ChallengeRepository: Sendable {
         }
     }
 
-    private static let insert = "INSERT INTO challenges (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    private static let insert = "INSERT INTO challenges (\(columns)) VALUES (\(valuePlaceholders))"
+    /// `$1, ..., $12`: the placeholders of ``values(_:)``, in the order of ``columns``.
+    static let valuePlaceholders = (1...columnCount).map { "$\($0)" }.joined(separator: ", ")
 
-    private static func values(_ challenge: ChallengeRecord) -> [SQLValue] {
+    static func values(_ challenge: ChallengeRecord) -> [SQLValue] {
         [
             .text(challenge.id), .text(challenge.projectID), .text(challenge.purpose), .blob(challenge.challenge),
             .text(challenge.userID), .text(challenge.sessionID), .text(challenge.requestID),
