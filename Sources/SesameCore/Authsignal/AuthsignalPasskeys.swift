@@ -189,8 +189,7 @@ extension AuthsignalService {
                     try store.authsignal.createChallenge(challenge, forUsernamelessActionNotIn: ActionState.block.rawValue)
                 }
             ) {
-                return ActionCeremonyStart(challengeID: challenge.id, options: RequestOptionsJSON(rpID: policy.id, challenge: challenge.challenge,
-                                                                                                  allowCredentials: [], kind: .action))
+                return Self.options(for: challenge, policy: policy, allowed: [])
             }
             if let challengeID {
                 let found = try StoreErrors.map { () throws(StoreError) in try actionRecord(id: challengeID) }
@@ -201,10 +200,17 @@ extension AuthsignalService {
             }
         }
         guard action.state != ActionState.block.rawValue else { throw SesameError(.forbidden, "the action is blocked") }
-        let binding = ChallengeBinding.action(actionID: action.id)
-        let challenge = try sesame.ceremonies.start(binding, id: Identifiers.uuid(), project: project, rpID: policy.id, userID: userID)
-        return ActionCeremonyStart(challengeID: challenge.id,
-                                   options: RequestOptionsJSON(rpID: policy.id, challenge: challenge.challenge, allowCredentials: allowed, kind: binding.kind))
+        let challenge = try sesame.ceremonies.start(.action(actionID: action.id), id: Identifiers.uuid(), project: project, rpID: policy.id,
+                                                    userID: userID)
+        return Self.options(for: challenge, policy: policy, allowed: allowed)
+    }
+
+    /// C4's answer for an action's new challenge.
+    private static func options(for challenge: ChallengeRecord, policy: RelyingPartyPolicy, allowed: [CredentialDescriptor])
+        -> ActionCeremonyStart<RequestOptionsJSON>
+    {
+        ActionCeremonyStart(challengeID: challenge.id, options: RequestOptionsJSON(rpID: policy.id, challenge: challenge.challenge,
+                                                                                   allowCredentials: allowed, kind: ChallengeBinding.Kind.action))
     }
 
     /// C5: finishes a passkey sign-in with the authenticator's `AuthenticationResponseJSON`, in one transaction with the
