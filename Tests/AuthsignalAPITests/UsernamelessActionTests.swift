@@ -86,6 +86,34 @@ import Testing
                              authorization: harness.tenantAuthorization).status == 200, "another code's sign-in is not blocked")
     }
 
+    @Test("a usernameless options call naming a user's action, another tenant's or an unknown one answers challenge_expired and keeps no challenge",
+          arguments: Backend.allCases)
+    func optionsForOtherActions(backend: Backend) throws {
+        let harness = try Harness(backend)
+        let store = harness.sesame.store
+        let key = try #require(harness.track("alice", "withdraw")["idempotencyKey"] as? String)
+        let tracked = try #require(try store.authsignal.action(projectID: harness.tenantID, idempotencyKey: key))
+        let other = try harness.sesame.projects.create(name: "Other", relyingPartyID: Harness.rpID, relyingPartyName: "Other").id
+        let now = Date()
+        try store.authsignal.createAction(AuthsignalActionRecord(id: "foreign-action", projectID: other, externalUserID: nil, actionCode: "signIn",
+                                                                 idempotencyKey: "foreign-key", state: "CHALLENGE_REQUIRED", stateUpdatedAt: now,
+                                                                 createdAt: now))
+        func challengesKept() throws -> Int64 {
+            if let memory = store.pendingChallenges { return Int64(memory.count) }
+            return try #require(try store.database.query("SELECT COUNT(*) AS n FROM challenges", []).first).integer("n")
+        }
+        let before = try challengesKept()
+        for actionID in [tracked.id, "foreign-action", "no-such-action"] {
+            let reply = harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", ["challengeId": actionID],
+                                     authorization: harness.tenantAuthorization)
+            #expect(reply.isError(400, "invalid_request"), "\(actionID): \(reply.text)")
+        }
+        #expect(try challengesKept() == before)
+        #expect(harness.send(.POST, "/client/user-authenticators/passkey/authentication-options", ["challengeId": try opened(harness)],
+                             authorization: harness.tenantAuthorization).status == 200, "an open usernameless action of the tenant's")
+        #expect(try challengesKept() == before + 1)
+    }
+
     @Test("on SQLite a full memory writes the action as a row, which concludes as one")
     func fullMemoryWritesARow() throws {
         let harness = try Harness(.sqlite)

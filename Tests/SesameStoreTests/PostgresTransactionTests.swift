@@ -200,8 +200,8 @@ import Testing
         let database = try Self.database()
         let update = "UPDATE rows SET note = $2 WHERE id = $1"
         try database.execute("INSERT INTO rows (id, note) VALUES (1, 'one')", [])
-        func preparations() throws -> Int64? {
-            try database.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(update)]).first?.integer("n")
+        func preparations(of statement: String = update) throws -> Int64? {
+            try database.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(statement)]).first?.integer("n")
         }
         // The read sent ahead opens the pipeline, so the update is first sent in it.
         #expect(throws: StoreError.self) {
@@ -225,8 +225,7 @@ import Testing
             try connection.enqueue(append, [.integer(1), .text(" and")])
             try connection.enqueue(append, [.integer(1), .text(" more")])
         }
-        let appendPreparations = try database.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(append)])
-        #expect(try appendPreparations.first?.integer("n") == 1)
+        #expect(try preparations(of: append) == 1)
         #expect(try database.query(Self.noteByID, [.integer(1)]).first?.text("note") == "kept and more")
     }
 

@@ -204,10 +204,9 @@ public struct CeremonyEngine: Sendable {
         case .signIn, .verificationRequest, .handOff, .action: break
         }
         let inMemory = store.challengeMemory(for: binding) != nil
-        let takeFirst = !inMemory
         let inFlight = acknowledgement == .inFlight && inMemory
         var verifiedFirst: AuthenticatedPasskey?
-        if !takeFirst {
+        if inMemory {  // verified before the transaction; a row is taken first and verified inside it
             do {
                 let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
                 verifiedFirst = try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
