@@ -22,6 +22,8 @@ final class WALSync: @unchecked Sendable {
     /// Every commit up to this ticket is on stable storage.
     private var durable: UInt64 = 0
     private var flushing = false
+    /// Whether the thread that set `flushing` waits for writers in flight before it flushes.
+    private var gathering = false
     private var flushes = 0
     /// Writers that started a transaction and have not committed or failed yet.
     private var writing = 0
@@ -47,7 +49,7 @@ final class WALSync: @unchecked Sendable {
     func noteEnd() {
         condition.lock()
         writing -= 1
-        condition.broadcast()
+        wakeGatheringFlush()
         condition.unlock()
     }
 
@@ -58,8 +60,15 @@ final class WALSync: @unchecked Sendable {
         defer { condition.unlock() }
         writing -= 1
         committed += 1
-        condition.broadcast()
+        wakeGatheringFlush()
         return committed
+    }
+
+    /// Wakes the flush waiting for writers once the last one is done. Only then: a wake-up per commit would stir every
+    /// thread waiting for a flush, each to go back to sleep, which cost about as much CPU as the flushes it saved.
+    /// Call it with `condition` locked.
+    private func wakeGatheringFlush() {
+        if gathering && writing == 0 { condition.broadcast() }
     }
 
     /// Returns once the commit with `ticket` is on stable storage, flushing the log unless a flush that covers it
@@ -76,7 +85,9 @@ final class WALSync: @unchecked Sendable {
             flushing = true
             // Writers in flight commit within moments: let them join this flush.
             let deadline = Date().addingTimeInterval(Self.gatheringDelay)
+            gathering = true
             while writing > 0 && condition.wait(until: deadline) {}
+            gathering = false
             let target = committed
             condition.unlock()
             let status = connection.syncWAL()
