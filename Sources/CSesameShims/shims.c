@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  /* accept4, pthread_setname_np */
 #include "csesame_shims.h"
 
 #include <arpa/inet.h>
@@ -5,13 +6,15 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
-int csesame_listen(const char *host, uint16_t port, int backlog,
-                   int *out_errno, uint16_t *out_port, int *out_is_ipv6) {
+int csesame_listen(const char *host, uint16_t port, int backlog, int *out_errno, uint16_t *out_port) {
     struct sockaddr_storage storage;
     socklen_t length;
     int family;
@@ -32,7 +35,7 @@ int csesame_listen(const char *host, uint16_t port, int backlog,
         *out_errno = EINVAL;
         return -1;
     }
-    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         *out_errno = errno;
         return -1;
@@ -55,7 +58,6 @@ int csesame_listen(const char *host, uint16_t port, int backlog,
     }
     *out_port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
                                         : ((struct sockaddr_in6 *)&bound)->sin6_port);
-    *out_is_ipv6 = family == AF_INET6;
     return fd;
 }
 
@@ -69,32 +71,217 @@ void csesame_close(int fd) {
     }
 }
 
-void csesame_stop_listening(int fd) {
-    if (fd >= 0) {
-        (void)shutdown(fd, SHUT_RDWR);
+struct csesame_server {
+    struct MHD_Daemon *daemon;
+    int listen_fd;
+    pthread_t acceptor;
+    unsigned int connection_limit;
+    MHD_NotifyConnectionCallback connection_notify;
+    void *context;
+    pthread_mutex_t lock;
+    pthread_cond_t slot_freed;
+    /* The daemon's worker threads (1 without a pool). */
+    unsigned int workers;
+    /* Under `lock`: connections handed to the daemon and not closed yet, in all and on each worker, and whether
+     * accepting stopped. */
+    unsigned int open;
+    unsigned int *open_on;
+    int stopping;
+};
+
+/* Counts the connections that close (so that the acceptor can keep to the limit), then tells the caller's callback.
+ * A connection handed over is counted open until this reports it closed; libmicrohttpd 0.9.75 reports every one it
+ * registered, and drops one unreported only when it cannot allocate the connection's memory pool (its slot then
+ * stays taken). */
+static void csesame_connection_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
+                                      enum MHD_ConnectionNotificationCode code) {
+    struct csesame_server *server = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        int fd = csesame_mhd_connection_fd(connection);
+        pthread_mutex_lock(&server->lock);
+        if (server->open > 0) {
+            server->open--;
+        }
+        if (fd >= 0 && server->open_on[(unsigned int)fd % server->workers] > 0) {
+            server->open_on[(unsigned int)fd % server->workers]--;
+        }
+        pthread_cond_signal(&server->slot_freed);
+        pthread_mutex_unlock(&server->lock);
     }
+    server->connection_notify(server->context, connection, socket_context, code);
 }
 
-struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
-                                     MHD_AccessHandlerCallback handler, void *context,
-                                     MHD_RequestCompletedCallback completed,
-                                     MHD_NotifyConnectionCallback connection_notify,
-                                     void *(*request_line_received)(void *, const char *,
-                                                                    struct MHD_Connection *),
-                                     unsigned int thread_pool_size, unsigned int connection_limit,
-                                     unsigned int per_ip_connection_limit,
-                                     unsigned int connection_timeout, size_t memory_limit) {
-    return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
-                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, context,
-                            MHD_OPTION_NOTIFY_CONNECTION, connection_notify, context,
-                            MHD_OPTION_URI_LOG_CALLBACK, request_line_received, context,
-                            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
-                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
-                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
-                            MHD_OPTION_END);
+/* Waits while the limit's connections are open; 0 once accepting stopped. */
+static int csesame_wait_for_slot(struct csesame_server *server) {
+    pthread_mutex_lock(&server->lock);
+    while (!server->stopping && server->open >= server->connection_limit) {
+        pthread_cond_wait(&server->slot_freed, &server->lock);
+    }
+    int go_on = !server->stopping;
+    pthread_mutex_unlock(&server->lock);
+    return go_on;
+}
+
+/* The worker with the fewest open connections (the first of them). Call it with `lock` held. */
+static unsigned int csesame_least_loaded(const struct csesame_server *server) {
+    unsigned int best = 0;
+    for (unsigned int worker = 1; worker < server->workers; worker++) {
+        if (server->open_on[worker] < server->open_on[best]) {
+            best = worker;
+        }
+    }
+    return best;
+}
+
+/* `fd`, or a duplicate of it (the original closed), whose number modulo the worker count is `worker`: libmicrohttpd
+ * 0.9.75 (MHD_add_connection, internal_add_connection) gives an added connection to the pool's worker numbered by its
+ * descriptor modulo the pool size when that worker has room, which the acceptor's limit guarantees. Returns `fd`
+ * itself when no such number is free within 64 tries. */
+static int csesame_place(int fd, unsigned int worker, unsigned int workers) {
+    if ((unsigned int)fd % workers == worker) {
+        return fd;
+    }
+    int base = fd + (int)((worker + workers - (unsigned int)fd % workers) % workers);
+    for (int attempt = 0; attempt < 64; attempt++, base += (int)workers) {
+        int duplicate = fcntl(fd, F_DUPFD_CLOEXEC, base);
+        if (duplicate < 0) {
+            return fd;
+        }
+        if ((unsigned int)duplicate % workers == worker) {
+            close(fd);
+            return duplicate;
+        }
+        close(duplicate);
+    }
+    return fd;
+}
+
+/* Accepts until the listening socket is shut down (accept then fails with EINVAL). An error of the connection being
+ * accepted (it was reset, the network went away) is skipped, as accept(2) advises; running out of descriptors or
+ * memory is waited out, 10 ms at a time, with the connection left in the accept queue. */
+static void *csesame_accept_loop(void *argument) {
+    struct csesame_server *server = argument;
+    (void)pthread_setname_np(pthread_self(), "sesame-accept");
+    while (csesame_wait_for_slot(server)) {
+        struct sockaddr_storage address;
+        socklen_t length = sizeof address;
+        int fd = accept4(server->listen_fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            /* To the worker with the fewest connections. Counted first: the worker may report it closed before
+             * MHD_add_connection returns. Refused (and closed, unreported) over its address's limit. */
+            pthread_mutex_lock(&server->lock);
+            unsigned int worker = csesame_least_loaded(server);
+            server->open++;
+            server->open_on[worker]++;
+            pthread_mutex_unlock(&server->lock);
+            fd = csesame_place(fd, worker, server->workers);
+            unsigned int placed = (unsigned int)fd % server->workers;
+            pthread_mutex_lock(&server->lock);
+            server->open_on[worker]--;
+            server->open_on[placed]++;
+            pthread_mutex_unlock(&server->lock);
+            if (MHD_add_connection(server->daemon, fd, (struct sockaddr *)&address, length) != MHD_YES) {
+                pthread_mutex_lock(&server->lock);
+                server->open--;
+                server->open_on[placed]--;
+                pthread_mutex_unlock(&server->lock);
+            }
+            continue;
+        }
+        switch (errno) {
+        case EMFILE: case ENFILE: case ENOBUFS: case ENOMEM: {
+            struct timespec pause = {0, 10 * 1000 * 1000};
+            (void)nanosleep(&pause, NULL);
+            continue;
+        }
+        case EINVAL: case EBADF: case ENOTSOCK: case EOPNOTSUPP:
+            return NULL;
+        default:
+            continue;
+        }
+    }
+    return NULL;
+}
+
+struct csesame_server *csesame_server_start(unsigned int flags, int listen_fd,
+                                            MHD_AccessHandlerCallback handler, void *context,
+                                            MHD_RequestCompletedCallback completed,
+                                            MHD_NotifyConnectionCallback connection_notify,
+                                            void *(*request_line_received)(void *, const char *,
+                                                                           struct MHD_Connection *),
+                                            unsigned int thread_pool_size, unsigned int connection_limit,
+                                            unsigned int per_ip_connection_limit,
+                                            unsigned int connection_timeout, size_t memory_limit) {
+    struct csesame_server *server = calloc(1, sizeof *server);
+    if (server == NULL) {
+        return NULL;
+    }
+    server->listen_fd = listen_fd;
+    server->connection_limit = connection_limit;
+    server->connection_notify = connection_notify;
+    server->context = context;
+    server->workers = thread_pool_size > 1 ? thread_pool_size : 1;
+    server->open_on = calloc(server->workers, sizeof *server->open_on);
+    if (server->open_on == NULL) {
+        free(server);
+        return NULL;
+    }
+    pthread_mutex_init(&server->lock, NULL);
+    pthread_cond_init(&server->slot_freed, NULL);
+    /* libmicrohttpd's own limit, split over the workers, is set out of reach: a connection added while its worker
+     * is at its share is refused on a path of 0.9.75 that leaves the worker's cleanup mutex locked, and the daemon
+     * then never stops. The acceptor keeps to `connection_limit` instead. */
+    unsigned long long share = 2ULL * connection_limit * server->workers;
+    unsigned int daemon_limit = share > 0x7fffffffULL ? 0x7fffffffU : (unsigned int)share;
+    server->daemon = MHD_start_daemon(flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, handler, context,
+                                      MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+                                      MHD_OPTION_NOTIFY_CONNECTION, csesame_connection_notify, server,
+                                      MHD_OPTION_URI_LOG_CALLBACK, request_line_received, context,
+                                      MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                                      MHD_OPTION_CONNECTION_LIMIT, daemon_limit,
+                                      MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
+                                      MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
+                                      MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
+                                      MHD_OPTION_END);
+    if (server->daemon == NULL) {
+        pthread_cond_destroy(&server->slot_freed);
+        pthread_mutex_destroy(&server->lock);
+        free(server->open_on);
+        free(server);
+        return NULL;
+    }
+    if (pthread_create(&server->acceptor, NULL, csesame_accept_loop, server) != 0) {
+        MHD_stop_daemon(server->daemon);
+        pthread_cond_destroy(&server->slot_freed);
+        pthread_mutex_destroy(&server->lock);
+        free(server->open_on);
+        free(server);
+        return NULL;
+    }
+    return server;
+}
+
+void csesame_server_stop_accepting(struct csesame_server *server) {
+    if (server->listen_fd < 0) {
+        return;
+    }
+    pthread_mutex_lock(&server->lock);
+    server->stopping = 1;
+    pthread_cond_signal(&server->slot_freed);
+    pthread_mutex_unlock(&server->lock);
+    (void)shutdown(server->listen_fd, SHUT_RDWR);
+    (void)pthread_join(server->acceptor, NULL);
+    close(server->listen_fd);
+    server->listen_fd = -1;
+}
+
+void csesame_server_stop(struct csesame_server *server) {
+    csesame_server_stop_accepting(server);
+    MHD_stop_daemon(server->daemon);
+    pthread_cond_destroy(&server->slot_freed);
+    pthread_mutex_destroy(&server->lock);
+    free(server->open_on);
+    free(server);
 }
 
 /* Whether this is the libmicrohttpd whose internals the two functions below rely on (Debian 12's 0.9.75). With any

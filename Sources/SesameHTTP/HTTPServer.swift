@@ -6,8 +6,9 @@ import Synchronization
 /// An HTTP/1.1 server on libmicrohttpd that hands each complete request to an ``HTTPResponder``.
 ///
 /// libmicrohttpd runs an internal pool of ``Configuration/threadCount`` worker threads (epoll); responders run
-/// synchronously on them and may block. Keep-alive is on; responses carry `Connection: close` only after a request the
-/// transport refused (413, 414, 431, or 400 for its body framing) and while shutting down. Connection limits (global
+/// synchronously on them and may block. A thread of the server's own accepts connections and gives each to the worker
+/// with the fewest (see ``Configuration/threadCount``). Keep-alive is on; responses carry `Connection: close` only after a
+/// request the transport refused (413, 414, 431, or 400 for its body framing) and while shutting down. Connection limits (global
 /// and per IP) and a header-read deadline bound what slow or abusive clients can hold; see ``Configuration``.
 public final class HTTPServer: Sendable {
     /// Called once per request that got a response (for logging and metrics), on the worker thread, after the
@@ -22,8 +23,8 @@ public final class HTTPServer: Sendable {
 
     private enum Lifecycle {
         case idle
-        /// `listener` is the listening socket the daemon owns (it closes it when it stops).
-        case running(daemon: OpaquePointer, context: Unmanaged<ServerContext>, listener: Int32)
+        /// `server` is libmicrohttpd's daemon with the thread that accepts for it (`csesame_server`).
+        case running(server: OpaquePointer, context: Unmanaged<ServerContext>)
         case stopped
     }
 
@@ -62,13 +63,12 @@ public final class HTTPServer: Sendable {
             }
             try configuration.validate()
             _ = csesame_raise_open_file_limit(configuration.connectionLimit + 256)
-            let (socket, boundPort, isIPv6) = try Self.listen(configuration)
+            let (socket, boundPort) = try Self.listen(configuration)
 
-            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
-            if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
             let retained = Unmanaged.passRetained(context)
             guard
-                let daemon = csesame_mhd_start(
+                let server = csesame_server_start(
                     flags, socket, sesameAccessHandler, retained.toOpaque(), sesameRequestCompleted,
                     sesameConnectionNotify, sesameRequestLineReceived,
                     UInt32(configuration.threadCount), UInt32(configuration.connectionLimit),
@@ -80,11 +80,11 @@ public final class HTTPServer: Sendable {
                 csesame_close(socket)
                 throw HTTPServerError(
                     code: .daemonFailed,
-                    message: "libmicrohttpd could not start on \(configuration.host):\(boundPort)"
+                    message: "libmicrohttpd or the thread accepting for it could not start on \(configuration.host):\(boundPort)"
                 )
             }
             context.connections.start()
-            state = .running(daemon: daemon, context: retained, listener: socket)
+            state = .running(server: server, context: retained)
             return boundPort
         }
         port.store(bound, ordering: .releasing)
@@ -100,36 +100,31 @@ public final class HTTPServer: Sendable {
     public func shutdown(timeout: Duration = .seconds(10)) {
         let context = self.context
         lifecycle.withLock { state in
-            guard case .running(let daemon, let retained, let listener) = state else {
+            guard case .running(let server, let retained) = state else {
                 state = .stopped
                 return
             }
             state = .stopped
             context.draining.store(true, ordering: .relaxed)
-            // The listening socket is shut down at once: new connections are refused. libmicrohttpd still owns it and
-            // closes it when it stops, so its number cannot be reused meanwhile. (MHD_quiesce_daemon is not used: with
-            // epoll worker threads, 0.9.75 can remove the socket from a worker's epoll set twice, from the quiescing
-            // thread and from the worker, and aborts the process on the loser's ENOENT. Until the daemon stops, the
-            // workers find the shut-down socket ready and its accept refused: they poll busily while a drain lasts.)
-            csesame_stop_listening(listener)
+            // The listening socket is shut down and closed at once: new connections are refused.
+            csesame_server_stop_accepting(server)
             let deadline = ContinuousClock.now + timeout
             while context.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.005)
             }
             context.connections.stop()
-            MHD_stop_daemon(daemon)
+            csesame_server_stop(server)
             retained.release()
         }
     }
 
     /// Opens the listening socket, mapping failures to clear errors.
-    private static func listen(_ configuration: Configuration) throws(HTTPServerError) -> (Int32, UInt16, Bool) {
+    private static func listen(_ configuration: Configuration) throws(HTTPServerError) -> (Int32, UInt16) {
         let host = configuration.host == "localhost" ? "127.0.0.1" : configuration.host
         var error: Int32 = 0
         var boundPort: UInt16 = 0
-        var isIPv6: Int32 = 0
         let backlog = Int32(min(configuration.connectionLimit, 4096))
-        let socket = csesame_listen(host, configuration.port, backlog, &error, &boundPort, &isIPv6)
+        let socket = csesame_listen(host, configuration.port, backlog, &error, &boundPort)
         guard socket >= 0 else {
             let address = "\(configuration.host):\(configuration.port)"
             switch error {
@@ -146,6 +141,6 @@ public final class HTTPServer: Sendable {
                 )
             }
         }
-        return (socket, boundPort, isIPv6 != 0)
+        return (socket, boundPort)
     }
 }

@@ -31,7 +31,9 @@ extension HTTPServer {
         /// Worker threads in libmicrohttpd's internal pool; each connection stays on one worker.
         ///
         /// Handlers run on these threads and may block (storage calls), and a blocked worker also delays the other
-        /// connections it owns, so the default is twice the core count, at least 4.
+        /// connections it owns, so the default is twice the core count, at least 4. Each new connection goes to the
+        /// worker with the fewest, so that clients connecting together, or a proxy's upstream connections, are served
+        /// side by side rather than queued on one worker.
         public var threadCount: Int = max(4, ProcessInfo.processInfo.activeProcessorCount * 2)
         /// The largest request body accepted, in bytes.
         ///
@@ -59,9 +61,8 @@ extension HTTPServer {
         public var maximumHeaderCount: Int = 100
         /// The most simultaneous connections; the default needs a few more open files than that (see ``HTTPServer/start()``).
         ///
-        /// libmicrohttpd splits the limit evenly over the ``threadCount`` workers; a worker at its share stops
-        /// accepting, so further connections wait in the kernel's listen queue (up to `min(connectionLimit, 4096)`,
-        /// then they are refused) until a connection closes.
+        /// While this many are open the server accepts nothing, so further connections wait in the kernel's listen
+        /// queue (up to `min(connectionLimit, 4096)`, then they are refused) until a connection closes.
         public var connectionLimit: Int = 1024
         /// The most simultaneous connections from one IP address; 0 turns the limit off.
         ///

@@ -94,6 +94,44 @@ struct ConnectionLayerTests {
         #expect(try fresh.readResponse().status == 200)
     }
 
+    @Test("clients that connect together are served by as many worker threads, not queued behind each other on one")
+    func connectionsSpreadOverWorkers() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Four workers (the default on a machine with up to two cores), whatever this machine's count.
+        let server = try ServerProcess.start(database: "sqlite:\(folder.path)/sesame.db", extra: ["--threads", "4"])
+        defer { server.kill() }
+        let connections = try (0..<4).map { _ in try TCPConnection(port: server.port, receiveTimeout: 5) }
+        let before = workerCPUTime(server.pid)
+        for _ in 0..<600 {
+            for connection in connections {
+                try connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try connection.readResponse().status == 200)
+            }
+        }
+        let used = workerCPUTime(server.pid).map { thread, time in time - (before[thread] ?? 0) }
+        let total = used.reduce(0, +)
+        // Accepted by the workers themselves (before a thread of Sesame's own accepted for them), the four went to one
+        // or two workers, so that each request waited for the others' on its worker.
+        #expect(used.filter { $0 * 10 >= total }.count == 4, "CPU time of each worker thread, in ns: \(used.sorted())")
+    }
+
+    /// CPU time in nanoseconds (`/proc/PID/task/TID/schedstat`) of each of `pid`'s libmicrohttpd worker threads, by
+    /// thread ID.
+    private func workerCPUTime(_ pid: pid_t) -> [String: Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var times: [String: Int] = [:]
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
+                  name.hasPrefix("MHD-worker"),
+                  let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                  let time = schedstat.split(separator: " ").first.flatMap({ Int($0) })
+            else { continue }
+            times[task] = time
+        }
+        return times
+    }
+
     @Test("sesame serve refuses bad connection-limit flags")
     func badFlags() throws {
         for flags in [["--max-connections", "0"], ["--max-connections-per-ip", "-1"], ["--header-timeout", "x"]] {

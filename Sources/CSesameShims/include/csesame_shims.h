@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include "../../CMicroHTTPD/shim.h"
 
-/// Opens a non-blocking, close-on-exec TCP listening socket bound to a numeric IPv4 or IPv6 address.
+/// Opens a close-on-exec TCP listening socket bound to a numeric IPv4 or IPv6 address (IPv6 sockets are IPv6-only).
 ///
 /// - Parameters:
 ///   - host: a numeric address such as "127.0.0.1", "0.0.0.0", "::1" or "::" (no names are resolved).
@@ -13,10 +13,8 @@
 ///   - backlog: the `listen(2)` backlog.
 ///   - out_errno: on failure, the `errno` of the step that failed (`EINVAL` for an unparsable host).
 ///   - out_port: on success, the port actually bound (read back with `getsockname`).
-///   - out_is_ipv6: on success, 1 if the socket is IPv6, else 0.
 /// - Returns: the socket, or -1 on failure (nothing is left open then).
-int csesame_listen(const char *host, uint16_t port, int backlog,
-                   int *out_errno, uint16_t *out_port, int *out_is_ipv6);
+int csesame_listen(const char *host, uint16_t port, int backlog, int *out_errno, uint16_t *out_port);
 
 /// Sets glibc's `M_TRIM_THRESHOLD` (`mallopt`, which malloc.h declares and Swift's Glibc module does not export):
 /// how much freed memory at the top of a heap is kept before it goes back to the kernel.
@@ -26,15 +24,21 @@ int csesame_set_malloc_trim_threshold(int bytes);
 /// Closes a file descriptor; no retry on `EINTR`, since Linux releases the descriptor even then.
 void csesame_close(int fd);
 
-/// Makes a listening socket refuse new connections (Linux: `shutdown(SHUT_RDWR)` resets the accept queue) while
-/// keeping the descriptor number reserved until it is closed.
-void csesame_stop_listening(int fd);
+/// A libmicrohttpd daemon and the thread that accepts its connections.
+typedef struct csesame_server csesame_server;
 
-/// Starts a libmicrohttpd daemon on an already listening socket, since `MHD_start_daemon` is variadic.
+/// Starts a libmicrohttpd daemon without a listening socket of its own, and a thread (`sesame-accept`) that accepts
+/// on `listen_fd` and hands each connection to it (`MHD_add_connection`, since `MHD_start_daemon` is variadic).
+///
+/// Each connection goes to the worker with the fewest open connections. (A daemon accepting by itself lets the first
+/// worker to wake take up to ten waiting connections in a row: a few clients connecting at once shared one or two
+/// workers and waited on each other's requests.) While `connection_limit` connections are open the thread accepts nothing, so
+/// further connections wait in the kernel's accept queue; a connection over its address's limit is accepted and closed.
 ///
 /// - Parameters:
-///   - flags: `MHD_FLAG` bits (for example internal polling thread, epoll and ITC).
-///   - listen_fd: a listening socket from `csesame_listen`; on success the daemon owns it (and closes it when stopped).
+///   - flags: `MHD_FLAG` bits (internal polling thread, epoll, and ITC, which an added connection needs to wake its
+///     worker); `MHD_USE_NO_LISTEN_SOCKET` is added.
+///   - listen_fd: a blocking listening socket from `csesame_listen`; on success the server owns it.
 ///   - handler: the access handler, a plain C function.
 ///   - context: passed back to every callback untouched.
 ///   - completed: called once per finished request (MHD_OPTION_NOTIFY_COMPLETED).
@@ -42,12 +46,12 @@ void csesame_stop_listening(int fd);
 ///   - request_line_received: called with the raw request target once the request line is in
 ///     (MHD_OPTION_URI_LOG_CALLBACK); its result becomes the request's `*con_cls`.
 ///   - thread_pool_size: worker threads (0 or 1 for the single internal polling thread).
-///   - connection_limit: the most simultaneous connections (libmicrohttpd splits it evenly over the workers).
+///   - connection_limit: the most simultaneous connections.
 ///   - per_ip_connection_limit: the most simultaneous connections from one IP address; 0 for no limit.
 ///   - connection_timeout: seconds of inactivity before a connection is closed.
 ///   - memory_limit: bytes of per-connection memory (bounds the request line plus headers).
-/// - Returns: the daemon, or NULL if it could not start (the socket is then still the caller's).
-struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
+/// - Returns: the server, or NULL if the daemon or the thread could not start (the socket is then still the caller's).
+csesame_server *csesame_server_start(unsigned int flags, int listen_fd,
                                      MHD_AccessHandlerCallback handler, void *context,
                                      MHD_RequestCompletedCallback completed,
                                      MHD_NotifyConnectionCallback connection_notify,
@@ -56,6 +60,13 @@ struct MHD_Daemon *csesame_mhd_start(unsigned int flags, int listen_fd,
                                      unsigned int thread_pool_size, unsigned int connection_limit,
                                      unsigned int per_ip_connection_limit,
                                      unsigned int connection_timeout, size_t memory_limit);
+
+/// Stops accepting: shuts the listening socket down (Linux resets its accept queue and wakes the blocked `accept`),
+/// waits for the thread to end and closes the socket. Connections already open go on. Idempotent.
+void csesame_server_stop_accepting(csesame_server *server);
+
+/// Stops accepting (if not done yet), stops the daemon (closing its connections) and frees the server.
+void csesame_server_stop(csesame_server *server);
 
 /// Keeps libmicrohttpd from splitting the query string of `target` into its memory pool.
 ///
