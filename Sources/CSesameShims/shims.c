@@ -90,9 +90,9 @@ struct csesame_server {
 };
 
 /* Counts the connections that close (so that the acceptor can keep to the limit), then tells the caller's callback.
- * A connection handed over is counted open until this reports it closed; libmicrohttpd 0.9.75 reports every one it
- * registered, and drops one unreported only when it cannot allocate the connection's memory pool (its slot then
- * stays taken). */
+ * A connection handed over is counted open until this reports it closed; as libmicrohttpd's source reads
+ * (new_connection_process_), it reports every one it registered, and drops one unreported only when it cannot
+ * allocate the connection's memory pool (its slot then stays taken). */
 static void csesame_connection_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
                                       enum MHD_ConnectionNotificationCode code) {
     struct csesame_server *server = cls;
@@ -167,17 +167,16 @@ static void *csesame_accept_loop(void *argument) {
         socklen_t length = sizeof address;
         int fd = accept4(server->listen_fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            /* To the worker with the fewest connections. Counted first: the worker may report it closed before
-             * MHD_add_connection returns. Refused (and closed, unreported) over its address's limit. */
+            /* To the worker with the fewest connections (only this thread adds to the counts). Counted before the
+             * hand-off: the worker may report it closed before MHD_add_connection returns. Refused (and closed,
+             * unreported) over its address's limit. */
             pthread_mutex_lock(&server->lock);
             unsigned int worker = csesame_least_loaded(server);
-            server->open++;
-            server->open_on[worker]++;
             pthread_mutex_unlock(&server->lock);
             fd = csesame_place(fd, worker, server->workers);
             unsigned int placed = (unsigned int)fd % server->workers;
             pthread_mutex_lock(&server->lock);
-            server->open_on[worker]--;
+            server->open++;
             server->open_on[placed]++;
             pthread_mutex_unlock(&server->lock);
             if (MHD_add_connection(server->daemon, fd, (struct sockaddr *)&address, length) != MHD_YES) {
@@ -201,6 +200,14 @@ static void *csesame_accept_loop(void *argument) {
         }
     }
     return NULL;
+}
+
+/* Frees what `csesame_server_start` allocated besides the daemon and the thread. */
+static void csesame_server_free(struct csesame_server *server) {
+    pthread_cond_destroy(&server->slot_freed);
+    pthread_mutex_destroy(&server->lock);
+    free(server->open_on);
+    free(server);
 }
 
 struct csesame_server *csesame_server_start(unsigned int flags, int listen_fd,
@@ -244,18 +251,12 @@ struct csesame_server *csesame_server_start(unsigned int flags, int listen_fd,
                                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
                                       MHD_OPTION_END);
     if (server->daemon == NULL) {
-        pthread_cond_destroy(&server->slot_freed);
-        pthread_mutex_destroy(&server->lock);
-        free(server->open_on);
-        free(server);
+        csesame_server_free(server);
         return NULL;
     }
     if (pthread_create(&server->acceptor, NULL, csesame_accept_loop, server) != 0) {
         MHD_stop_daemon(server->daemon);
-        pthread_cond_destroy(&server->slot_freed);
-        pthread_mutex_destroy(&server->lock);
-        free(server->open_on);
-        free(server);
+        csesame_server_free(server);
         return NULL;
     }
     return server;
@@ -278,10 +279,7 @@ void csesame_server_stop_accepting(struct csesame_server *server) {
 void csesame_server_stop(struct csesame_server *server) {
     csesame_server_stop_accepting(server);
     MHD_stop_daemon(server->daemon);
-    pthread_cond_destroy(&server->slot_freed);
-    pthread_mutex_destroy(&server->lock);
-    free(server->open_on);
-    free(server);
+    csesame_server_free(server);
 }
 
 /* Whether this is the libmicrohttpd whose internals the two functions below rely on (Debian 12's 0.9.75). With any

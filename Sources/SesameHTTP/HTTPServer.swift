@@ -7,9 +7,10 @@ import Synchronization
 ///
 /// libmicrohttpd runs an internal pool of ``Configuration/threadCount`` worker threads (epoll); responders run
 /// synchronously on them and may block. A thread of the server's own accepts connections and gives each to the worker
-/// with the fewest (see ``Configuration/threadCount``). Keep-alive is on; responses carry `Connection: close` only after a
-/// request the transport refused (413, 414, 431, or 400 for its body framing) and while shutting down. Connection limits (global
-/// and per IP) and a header-read deadline bound what slow or abusive clients can hold; see ``Configuration``.
+/// with the fewest (see ``Configuration/threadCount``). Keep-alive is on; responses carry `Connection: close` only
+/// after a request the transport refused (413, 414, 431, or 400 for its body framing) and while shutting down.
+/// Connection limits (global and per IP) and a header-read deadline bound what slow or abusive clients can hold; see
+/// ``Configuration``.
 public final class HTTPServer: Sendable {
     /// Called once per request that got a response (for logging and metrics), on the worker thread, after the
     /// response was sent or the connection failed. `duration` runs from the end of the headers to that moment.
@@ -80,7 +81,8 @@ public final class HTTPServer: Sendable {
                 csesame_close(socket)
                 throw HTTPServerError(
                     code: .daemonFailed,
-                    message: "libmicrohttpd or the thread accepting for it could not start on \(configuration.host):\(boundPort)"
+                    message: "libmicrohttpd, or the thread accepting for it, could not start on "
+                        + "\(configuration.host):\(boundPort)"
                 )
             }
             context.connections.start()

@@ -32,8 +32,9 @@ typedef struct csesame_server csesame_server;
 ///
 /// Each connection goes to the worker with the fewest open connections. (A daemon accepting by itself lets the first
 /// worker to wake take up to ten waiting connections in a row: a few clients connecting at once shared one or two
-/// workers and waited on each other's requests.) While `connection_limit` connections are open the thread accepts nothing, so
-/// further connections wait in the kernel's accept queue; a connection over its address's limit is accepted and closed.
+/// workers and waited on each other's requests.) While `connection_limit` connections are open the thread accepts
+/// nothing, so further connections wait in the kernel's accept queue; a connection over its address's limit is
+/// accepted and closed.
 ///
 /// - Parameters:
 ///   - flags: `MHD_FLAG` bits (internal polling thread, epoll, and ITC, which an added connection needs to wake its

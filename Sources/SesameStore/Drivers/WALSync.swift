@@ -64,9 +64,9 @@ final class WALSync: @unchecked Sendable {
         return committed
     }
 
-    /// Wakes the flush waiting for writers once the last one is done. Only then: a wake-up per commit would stir every
-    /// thread waiting for a flush, each to go back to sleep, which cost about as much CPU as the flushes it saved.
-    /// Call it with `condition` locked.
+    /// Wakes the flush waiting for writers once the last one is done. Only then: a wake-up per commit stirred every
+    /// thread waiting for a flush, each to go back to sleep (under the sign-in bench, 0.69 `futex` calls per HTTP
+    /// response against 0.27 without them). Call it with `condition` locked.
     private func wakeGatheringFlush() {
         if gathering && writing == 0 { condition.broadcast() }
     }
