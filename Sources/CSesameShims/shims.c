@@ -89,6 +89,13 @@ struct csesame_server {
     int stopping;
 };
 
+/* The worker libmicrohttpd 0.9.75 gives a connection added with descriptor `fd` (MHD_add_connection,
+ * internal_add_connection): the pool's worker numbered by the descriptor modulo the pool size, when that worker has
+ * room, which the acceptor's limit guarantees. */
+static unsigned int csesame_worker_of(const struct csesame_server *server, int fd) {
+    return (unsigned int)fd % server->workers;
+}
+
 /* Counts the connections that close (so that the acceptor can keep to the limit), then tells the caller's callback.
  * A connection handed over is counted open until this reports it closed; as libmicrohttpd's source reads
  * (new_connection_process_), it reports every one it registered, and drops one unreported only when it cannot
@@ -102,8 +109,8 @@ static void csesame_connection_notify(void *cls, struct MHD_Connection *connecti
         if (server->open > 0) {
             server->open--;
         }
-        if (fd >= 0 && server->open_on[(unsigned int)fd % server->workers] > 0) {
-            server->open_on[(unsigned int)fd % server->workers]--;
+        if (fd >= 0 && server->open_on[csesame_worker_of(server, fd)] > 0) {
+            server->open_on[csesame_worker_of(server, fd)]--;
         }
         pthread_cond_signal(&server->slot_freed);
         pthread_mutex_unlock(&server->lock);
@@ -133,27 +140,48 @@ static unsigned int csesame_least_loaded(const struct csesame_server *server) {
     return best;
 }
 
-/* `fd`, or a duplicate of it (the original closed), whose number modulo the worker count is `worker`: libmicrohttpd
- * 0.9.75 (MHD_add_connection, internal_add_connection) gives an added connection to the pool's worker numbered by its
- * descriptor modulo the pool size when that worker has room, which the acceptor's limit guarantees. Returns `fd`
- * itself when no such number is free within 64 tries. */
-static int csesame_place(int fd, unsigned int worker, unsigned int workers) {
-    if ((unsigned int)fd % workers == worker) {
+/* `fd`, or a duplicate of it (the original closed), that libmicrohttpd gives to `worker` (`csesame_worker_of`).
+ * Returns `fd` itself when no such number is free within 64 tries. */
+static int csesame_place(const struct csesame_server *server, int fd, unsigned int worker) {
+    unsigned int workers = server->workers;
+    if (csesame_worker_of(server, fd) == worker) {
         return fd;
     }
-    int base = fd + (int)((worker + workers - (unsigned int)fd % workers) % workers);
+    int base = fd + (int)((worker + workers - csesame_worker_of(server, fd)) % workers);
     for (int attempt = 0; attempt < 64; attempt++, base += (int)workers) {
         int duplicate = fcntl(fd, F_DUPFD_CLOEXEC, base);
         if (duplicate < 0) {
             return fd;
         }
-        if ((unsigned int)duplicate % workers == worker) {
+        if (csesame_worker_of(server, duplicate) == worker) {
             close(fd);
             return duplicate;
         }
         close(duplicate);
     }
     return fd;
+}
+
+/* Hands the accepted connection `fd` to the worker with the fewest connections (only the acceptor adds to the
+ * counts). It is counted before the hand-off, since the worker may report it closed before MHD_add_connection
+ * returns; refused over its address's limit, it is closed unreported and uncounted again. */
+static void csesame_hand_off(struct csesame_server *server, int fd, const struct sockaddr_storage *address,
+                             socklen_t length) {
+    pthread_mutex_lock(&server->lock);
+    unsigned int worker = csesame_least_loaded(server);
+    pthread_mutex_unlock(&server->lock);
+    fd = csesame_place(server, fd, worker);
+    unsigned int placed = csesame_worker_of(server, fd);
+    pthread_mutex_lock(&server->lock);
+    server->open++;
+    server->open_on[placed]++;
+    pthread_mutex_unlock(&server->lock);
+    if (MHD_add_connection(server->daemon, fd, (const struct sockaddr *)address, length) != MHD_YES) {
+        pthread_mutex_lock(&server->lock);
+        server->open--;
+        server->open_on[placed]--;
+        pthread_mutex_unlock(&server->lock);
+    }
 }
 
 /* Accepts until the listening socket is shut down (accept then fails with EINVAL). An error of the connection being
@@ -167,24 +195,7 @@ static void *csesame_accept_loop(void *argument) {
         socklen_t length = sizeof address;
         int fd = accept4(server->listen_fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            /* To the worker with the fewest connections (only this thread adds to the counts). Counted before the
-             * hand-off: the worker may report it closed before MHD_add_connection returns. Refused (and closed,
-             * unreported) over its address's limit. */
-            pthread_mutex_lock(&server->lock);
-            unsigned int worker = csesame_least_loaded(server);
-            pthread_mutex_unlock(&server->lock);
-            fd = csesame_place(fd, worker, server->workers);
-            unsigned int placed = (unsigned int)fd % server->workers;
-            pthread_mutex_lock(&server->lock);
-            server->open++;
-            server->open_on[placed]++;
-            pthread_mutex_unlock(&server->lock);
-            if (MHD_add_connection(server->daemon, fd, (struct sockaddr *)&address, length) != MHD_YES) {
-                pthread_mutex_lock(&server->lock);
-                server->open--;
-                server->open_on[placed]--;
-                pthread_mutex_unlock(&server->lock);
-            }
+            csesame_hand_off(server, fd, &address, length);
             continue;
         }
         switch (errno) {
