@@ -116,6 +116,37 @@ struct ConnectionLayerTests {
         #expect(used.filter { $0 * 10 >= total }.count == 4, "CPU time of each worker thread, in ns: \(used.sorted())")
     }
 
+    @Test("out of file descriptors, the server leaves connections waiting and serves them once others close")
+    func outOfDescriptors() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let server = try ServerProcess.start(database: "sqlite:\(folder.path)/sesame.db")
+        defer { server.kill() }
+        #expect(try HTTPClient(port: server.port, key: "").get("/health").status == 200)
+        // Room for four more descriptors than the server holds now: further connections cannot be accepted.
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
+        let limited = try ChildProcess.run("/usr/bin/prlimit", ["--pid", "\(server.pid)", "--nofile=\(held + 4):\(held + 4)"])
+        try #require(limited.status == 0, "prlimit: \(limited.standardError)")
+        // Served until one is not (the server's own descriptors come and go, so how many fit varies a little).
+        var served: [TCPConnection] = []
+        var waiting: TCPConnection?
+        for _ in 0..<64 where waiting == nil {
+            let connection = try TCPConnection(port: server.port, receiveTimeout: 3)
+            try connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            if (try? connection.readResponse())?.status == 200 { served.append(connection) } else { waiting = connection }
+        }
+        let unanswered = try #require(waiting, "64 connections served with room for 4 more descriptors")
+        #expect(!served.isEmpty)
+        // The ones served close: the waiting connection is accepted and answered, and the server runs on.
+        served.removeAll()
+        var answered = false
+        for _ in 0..<10 where !answered {
+            answered = (try? unanswered.readResponse())?.status == 200
+        }
+        #expect(answered, "the waiting connection was never answered after descriptors came free")
+        #expect(server.waitForExit(timeout: 0.1) == nil, "the server ended")
+    }
+
     /// CPU time in nanoseconds (`/proc/PID/task/TID/schedstat`) of each of `pid`'s libmicrohttpd worker threads, by
     /// thread ID.
     private func workerCPUTime(_ pid: pid_t) -> [String: Int] {
