@@ -52,7 +52,7 @@ public struct Housekeeping: Sendable {
                 challenges: try store.challenges.deleteExpired(before: now.addingTimeInterval(-Self.challengeGrace))
                     + (store.pendingChallenges?.removeExpired(before: now.addingTimeInterval(-Self.challengeGrace)) ?? 0),
                 sessions: try store.sessions.deleteExpired(before: now),
-                tokens: try store.tokens.deleteExpired(before: now),
+                tokens: try store.tokens.deleteExpired(before: now) + (store.pendingTokens?.removeExpired(before: now) ?? 0),
                 rateLimitWindows: try store.rateLimits.prune(before: now.addingTimeInterval(-Self.longestRateWindow)),
                 verificationRequests: try store.verificationRequests.purge(before: now.addingTimeInterval(-Self.requestRetention)),
                 grants: try store.partners.deleteExpiredGrants(before: now),

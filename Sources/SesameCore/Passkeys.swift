@@ -264,7 +264,7 @@ public struct PasskeyService: Sendable {
         ) { transaction, passkey throws(StoreError) -> TokenRecord in
             let token = TokenRecord(id: Identifiers.unique(), projectID: project.id, userID: passkey.owner.id, secretHash: secretHash,
                                     kind: "passkey", createdAt: now, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
-            try transaction.tokens.create(token)
+            try store.holdSignInToken(token, in: transaction)
             return token
         }
         return SignInToken(id: token.id, userID: token.userID, secret: secret, createdAt: now, expiresAt: token.expiresAt, rateLimit: decision)

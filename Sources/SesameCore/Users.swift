@@ -73,6 +73,7 @@ public struct UserService: Sendable {
         }
         guard deleted else { throw SesameError(.notFound, "user") }
         store.pendingChallenges?.removeAll(userID: id)
+        store.pendingTokens?.removeAll(userID: id)
     }
 
     /// Blocks (`active` false) or unblocks a user. A blocked user's sessions stop working at once.

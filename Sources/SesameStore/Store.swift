@@ -25,6 +25,9 @@ public final class Store: Repositories, Sendable {
     /// On SQLite, where authentication ceremonies keep their challenges (see ``PendingChallenges``); `nil` on
     /// PostgreSQL, where every challenge is a row any node can take.
     public let pendingChallenges: PendingChallenges?
+    /// On SQLite, where passkey sign-in tokens wait for their exchange (see ``PendingTokens``); `nil` on PostgreSQL,
+    /// where every token is a row any node can take.
+    public let pendingTokens: PendingTokens?
     /// On SQLite, where usernameless Authsignal sign-ins keep their actions until they conclude (see
     /// ``PendingActions``); `nil` on PostgreSQL, where every action is a row any node can read.
     public let pendingActions: PendingActions?
@@ -39,11 +42,15 @@ public final class Store: Repositories, Sendable {
     }
 
     /// Wraps an open database whose nodes share rate-limit counts every `rateLimitSharing` (PostgreSQL only).
-    /// - Parameter requestCalls: the most requests ``requestCallCounters`` holds.
-    init(database: any SQLDatabase, rateLimitSharing: Duration, requestCalls: Int = RequestCallCounters.defaultCapacity) throws(StoreError) {
+    /// - Parameters:
+    ///   - requestCalls: the most requests ``requestCallCounters`` holds.
+    ///   - heldTokens: the most sign-in tokens ``pendingTokens`` holds.
+    init(database: any SQLDatabase, rateLimitSharing: Duration, requestCalls: Int = RequestCallCounters.defaultCapacity,
+         heldTokens: Int = PendingTokens.defaultCapacity) throws(StoreError) {
         self.database = database
         rateCounters = WindowCounters(sharingInterval: database.dialect == .sqlite ? nil : rateLimitSharing)
         pendingChallenges = database.dialect == .sqlite ? PendingChallenges() : nil
+        pendingTokens = database.dialect == .sqlite ? PendingTokens(capacity: heldTokens) : nil
         pendingActions = database.dialect == .sqlite ? PendingActions() : nil
         requestCallCounters = database.dialect == .sqlite ? RequestCallCounters(capacity: requestCalls) : nil
         try Migrator.migrate(database)

@@ -100,6 +100,28 @@ import WebAuthn
         #expect(try sesame.sessions.list(projectID: project.id, userID: "alice").count == 1)
     }
 
+    @Test("deleting a user drops the passkey sign-in tokens held for them (in memory on SQLite, rows on PostgreSQL)", arguments: Backend.allCases)
+    func userDeletionDropsHeldTokens(backend: Backend) throws {
+        let sesame = try backend.makeSesame()
+        let project = try sesame.projects.create(name: "Shop", relyingPartyID: "shop.example")
+        for user in ["alice", "bob"] {
+            _ = try sesame.users.create(projectID: project.id, id: user, email: nil, password: nil, name: nil)
+            try sesame.store.transaction { transaction throws(StoreError) in
+                try sesame.store.holdSignInToken(TokenRecord(id: user, projectID: project.id, userID: user, secretHash: Array(user.utf8),
+                                                             kind: "passkey", createdAt: Date(), expiresAt: Date().addingTimeInterval(60)),
+                                                 in: transaction)
+            }
+        }
+        func held() throws -> Int64 {
+            Int64(sesame.store.pendingTokens?.count ?? 0)
+                + (try #require(try sesame.store.database.query("SELECT COUNT(*) AS n FROM tokens", []).first).integer("n"))
+        }
+        #expect(try held() == 2)
+        try sesame.users.delete(projectID: project.id, id: "bob")
+        #expect(try held() == 1)
+        #expect(sesame.store.pendingTokens?.take(projectID: project.id, secretHash: Array("bob".utf8)) == nil)
+    }
+
     @Test("sessions: sign in, authenticate by secret, list, delete, expiry, recency", arguments: Backend.allCases)
     func sessions(backend: Backend) throws {
         let clock = ManualClock()
@@ -192,10 +214,15 @@ import WebAuthn
         _ = try sesame.challenges.issue(projectID: project.id, purpose: "registration", lifetime: 300, userID: "alice")
         try sesame.store.tokens.create(TokenRecord(id: "t1", projectID: project.id, userID: "alice", secretHash: [1], kind: "passkey",
                                                    createdAt: clock.now(), expiresAt: clock.now().addingTimeInterval(60)))
+        // A passkey sign-in's token, held in memory on SQLite.
+        try sesame.store.transaction { transaction throws(StoreError) in
+            try sesame.store.holdSignInToken(TokenRecord(id: "t2", projectID: project.id, userID: "alice", secretHash: [2], kind: "passkey",
+                                                         createdAt: clock.now(), expiresAt: clock.now().addingTimeInterval(60)), in: transaction)
+        }
         _ = try sesame.rateLimiter.hit("k", limit: 10, window: 3600)
         #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 0, tokens: 0, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
         clock.advance(by: 301)
-        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 1, tokens: 1, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
+        #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 0, sessions: 1, tokens: 2, rateLimitWindows: 0, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
         clock.advance(by: 3600 * 2)
         #expect(try sesame.housekeeping.sweep() == SweepResult(challenges: 1, sessions: 0, tokens: 0, rateLimitWindows: 1, verificationRequests: 0, grants: 0, webhookEvents: 0, verificationTokens: 0))
         #expect(try sesame.sessions.authenticate(projectID: project.id, secret: live) != nil)

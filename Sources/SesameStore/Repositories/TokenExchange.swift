@@ -11,10 +11,21 @@ public enum TokenExchange: Sendable, Equatable {
 }
 
 extension Store {
+    /// Stores a passkey sign-in's token until its exchange, in `transaction`: on SQLite in this process's memory
+    /// (``pendingTokens``) while there is room, dropped again if the transaction does not commit; otherwise as a row.
+    public func holdSignInToken(_ token: TokenRecord, in transaction: StoreTransaction) throws(StoreError) {
+        guard let memory = pendingTokens, memory.insert(token) else {
+            try transaction.tokens.create(token)
+            return
+        }
+        transaction.database.onRollback { memory.remove(secretHash: token.secretHash) }
+    }
+
     /// Takes the project's token with this secret hash back (it is used up whatever follows) and, when it is unexpired at
     /// `now` and names `userID`, an active user of the project, stores `sessions[token.kind]` (a kind without an entry
     /// opens none), all in one transaction: on PostgreSQL in one statement (one round trip, where taking the token
-    /// and reading the user, then storing the session with the commit, took two), on SQLite in one write transaction.
+    /// and reading the user, then storing the session with the commit, took two), on SQLite in one write transaction
+    /// (the token taken from memory if held there, ``holdSignInToken(_:in:)``, and given back if it does not commit).
     /// Both apply ``exchangeOutcome(token:user:userID:now:sessions:)``; PostgreSQL's statement says the same in SQL.
     /// - Parameter sessions: the session each kind of token opens, all with the same ID and secret hash.
     public func exchangeToken(projectID: String, secretHash: [UInt8], userID: String, now: Date, sessions: [String: SessionRecord])
@@ -22,9 +33,14 @@ extension Store {
     {
         guard database.dialect == .postgres else {
             return try transaction { transaction throws(StoreError) -> TokenExchange in
-                guard let token = try transaction.tokens.consume(projectID: projectID, secretHash: secretHash, now: now) else {
-                    return .unknownToken
+                let found: TokenRecord?
+                if let memory = pendingTokens, let held = memory.take(projectID: projectID, secretHash: secretHash) {
+                    transaction.database.onRollback { memory.restore(held) }
+                    found = held
+                } else {
+                    found = try transaction.tokens.consume(projectID: projectID, secretHash: secretHash, now: now)
                 }
+                guard let token = found else { return .unknownToken }
                 let outcome = Self.exchangeOutcome(token: token, user: try transaction.users.get(projectID: projectID, id: userID),
                                                    userID: userID, now: now, sessions: sessions)
                 if case .created(let session) = outcome { try transaction.sessions.create(session) }

@@ -20,6 +20,9 @@ public struct TokenRecord: Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
     }
+
+    /// Whether the token is expired at `now` (its expiry is at or before it).
+    public func isExpired(at now: Date) -> Bool { now.millisecondsSince1970 >= expiresAt.millisecondsSince1970 }
 }
 
 /// Stores sign-in tokens and consumes each at most once. The table is keyed by the secret's hash, the only way a
@@ -72,6 +75,6 @@ public struct TokenRepository: Sendable {
             secretHash: try row.blob("secret_hash"), kind: try row.text("kind"), createdAt: try row.date("created_at"),
             expiresAt: try row.date("expires_at")
         )
-        return now.millisecondsSince1970 < token.expiresAt.millisecondsSince1970 ? token : nil
+        return token.isExpired(at: now) ? nil : token
     }
 }
