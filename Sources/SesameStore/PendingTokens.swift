@@ -6,10 +6,11 @@ import Synchronization
 /// and one server process serves a SQLite database, so the process that made a token is the one that takes it. Neither
 /// step then writes or deletes a row, which makes a sign-in's two write transactions a page smaller each.
 ///
-/// Each token is taken at most once: every change happens under one lock. A token is ceremony state in flight, as its
-/// row is with SQLite's in-flight commit (``Store/holdSignInToken(_:in:)``): a restart drops the tokens held, and the
-/// person signs in again, as after an expiry. At most ``capacity`` are held (expired ones dropped first, at most once a
-/// second); the caller stores a token that finds no room as a row, as on PostgreSQL.
+/// Each token is taken at most once: every change happens under one lock. A token is ceremony state in flight, which a
+/// power cut could lose as a row too (the finish commits without waiting for the disk on SQLite): a restart drops the
+/// tokens held, and the person signs in again, as after an expiry. At most ``capacity`` are held (expired ones dropped
+/// first, at most once a second); ``Store/holdSignInToken(_:in:)`` stores a token that finds no room as a row, as on
+/// PostgreSQL.
 public final class PendingTokens: Sendable {
     /// The most tokens held at once (about 300 bytes each).
     public let capacity: Int
