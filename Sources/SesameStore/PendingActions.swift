@@ -69,11 +69,7 @@ public final class PendingActions: Sendable {
     /// - Returns: how many were dropped.
     @discardableResult
     public func removeExpired(createdBefore time: Date) -> Int {
-        entries.withLock { entries in
-            let before = entries.count
-            entries = entries.filter { $0.value.record.createdAt.millisecondsSince1970 >= time.millisecondsSince1970 }
-            return before - entries.count
-        }
+        entries.withLock { $0.remove { $0.value.record.createdAt.millisecondsSince1970 < time.millisecondsSince1970 } }
     }
 
     /// How many actions are held.

@@ -30,7 +30,7 @@ public final class PendingChallenges: Sendable {
             guard records[challenge.id] == nil else { throw StoreError(.conflict, "the challenge ID exists") }
             if records.count >= capacity {
                 let now = challenge.createdAt
-                if sweeps.withLock({ $0.isDue(at: now) }) { records = records.filter { !$0.value.isExpired(at: now) } }
+                if sweeps.withLock({ $0.isDue(at: now) }) { _ = records.remove { $0.value.isExpired(at: now) } }
                 guard records.count < capacity else { throw StoreError(.unavailable, "too many ceremonies in flight") }
             }
             records[challenge.id] = challenge
@@ -71,22 +71,14 @@ public final class PendingChallenges: Sendable {
     /// - Returns: how many were dropped.
     @discardableResult
     public func removeExpired(before time: Date) -> Int {
-        records.withLock { records in
-            let before = records.count
-            records = records.filter { $0.value.expiresAt.millisecondsSince1970 > time.millisecondsSince1970 }
-            return before - records.count
-        }
+        records.withLock { $0.remove { $0.value.isExpired(at: time) } }
     }
 
     /// Drops every challenge bound to a user.
     /// - Returns: how many were dropped.
     @discardableResult
     public func removeAll(userID: String) -> Int {
-        records.withLock { records in
-            let before = records.count
-            records = records.filter { $0.value.userID != userID }
-            return before - records.count
-        }
+        records.withLock { $0.remove { $0.value.userID == userID } }
     }
 
     /// How many challenges are held, expired ones included.

@@ -30,7 +30,7 @@ public final class PendingTokens: Sendable {
         records.withLock { records in
             guard records[token.secretHash] == nil else { return false }
             if records.count >= capacity, sweeps.withLock({ $0.isDue(at: token.createdAt) }) {
-                records = records.filter { !$0.value.isExpired(at: token.createdAt) }
+                _ = records.remove { $0.value.isExpired(at: token.createdAt) }
             }
             guard records.count < capacity else { return false }
             records[token.secretHash] = token
@@ -63,22 +63,14 @@ public final class PendingTokens: Sendable {
     /// - Returns: how many were dropped.
     @discardableResult
     public func removeExpired(before time: Date) -> Int {
-        records.withLock { records in
-            let before = records.count
-            records = records.filter { !$0.value.isExpired(at: time) }
-            return before - records.count
-        }
+        records.withLock { $0.remove { $0.value.isExpired(at: time) } }
     }
 
     /// Drops every token of a user.
     /// - Returns: how many were dropped.
     @discardableResult
     public func removeAll(userID: String) -> Int {
-        records.withLock { records in
-            let before = records.count
-            records = records.filter { $0.value.userID != userID }
-            return before - records.count
-        }
+        records.withLock { $0.remove { $0.value.userID == userID } }
     }
 
     /// How many tokens are held, expired ones included.

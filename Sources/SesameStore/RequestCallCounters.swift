@@ -48,7 +48,7 @@ public final class RequestCallCounters: Sendable {
                 calls = held
             } else {
                 if state.calls.count >= capacity, state.sweeps.isDue(at: now) {
-                    state.calls = state.calls.filter { $0.value.expiresAt > now }
+                    _ = state.calls.remove { $0.value.expiresAt <= now }
                 }
                 guard state.calls.count < capacity else { return nil }
                 calls = Calls(options: 0, complete: 0, expiresAt: expiresAt)
@@ -64,11 +64,7 @@ public final class RequestCallCounters: Sendable {
     /// - Returns: how many were dropped.
     @discardableResult
     public func removeExpired(before time: Date) -> Int {
-        state.withLock { state in
-            let before = state.calls.count
-            state.calls = state.calls.filter { $0.value.expiresAt > time }
-            return before - state.calls.count
-        }
+        state.withLock { $0.calls.remove { $0.value.expiresAt <= time } }
     }
 
     /// How many requests are held, expired ones included.

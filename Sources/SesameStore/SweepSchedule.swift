@@ -1,8 +1,8 @@
 import Foundation
 
-/// When a full in-memory set (``PendingChallenges``, ``RequestCallCounters``) may drop its expired entries to make
-/// room: at most once a second, by the time of the insert that finds it full, so that a flood does not make every
-/// refused insert scan them all. A clock that went back makes a sweep due at once.
+/// When a full in-memory set (``PendingChallenges``, ``PendingTokens``, ``RequestCallCounters``) may drop its expired
+/// entries to make room: at most once a second, by the time of the insert that finds it full, so that a flood does not
+/// make every refused insert scan them all. A clock that went back makes a sweep due at once.
 struct SweepSchedule {
     private var last: Date?
 
@@ -11,5 +11,15 @@ struct SweepSchedule {
         guard last.map({ now.timeIntervalSince($0) >= 1 || now < $0 }) ?? true else { return false }
         last = now
         return true
+    }
+}
+
+extension Dictionary {
+    /// Removes every entry `isRemoved` picks, as the in-memory sets sweep theirs.
+    /// - Returns: how many were removed.
+    mutating func remove(where isRemoved: (Element) -> Bool) -> Int {
+        let before = count
+        self = filter { !isRemoved($0) }
+        return before - count
     }
 }
