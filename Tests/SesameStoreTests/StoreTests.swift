@@ -385,7 +385,11 @@ struct StoreTests {
             let record = TokenRecord(id: "t\(hash)", projectID: "p1", userID: "u1", secretHash: Array(repeating: hash, count: 32), kind: kind,
                                      createdAt: t0, expiresAt: t0.plus(seconds: 60))
             // As a sign-in holds it (in memory on SQLite), or as a row.
-            if heldBySignIn { try store.transaction { transaction throws(StoreError) in try store.holdSignInToken(record, in: transaction) } } else { try store.tokens.create(record) }
+            if heldBySignIn {
+                try store.transaction { transaction throws(StoreError) in try store.holdSignInToken(record, in: transaction) }
+            } else {
+                try store.tokens.create(record)
+            }
             return record.secretHash
         }
         /// Whether no token with this hash is left, in memory or as a row.
