@@ -28,11 +28,9 @@ public final class PendingChallenges: Sendable {
         try checkStorableText(challenge.id, index: 1)
         try records.withLock { records throws(StoreError) in
             guard records[challenge.id] == nil else { throw StoreError(.conflict, "the challenge ID exists") }
-            if records.count >= capacity {
-                let now = challenge.createdAt
-                if sweeps.withLock({ $0.isDue(at: now) }) { _ = records.remove { $0.value.isExpired(at: now) } }
-                guard records.count < capacity else { throw StoreError(.unavailable, "too many ceremonies in flight") }
-            }
+            let now = challenge.createdAt
+            let room = sweeps.withLock { $0.makeRoom(in: &records, capacity: capacity, at: now) { $0.isExpired(at: now) } }
+            guard room else { throw StoreError(.unavailable, "too many ceremonies in flight") }
             records[challenge.id] = challenge
         }
     }

@@ -28,11 +28,10 @@ public final class PendingTokens: Sendable {
     /// - Returns: `false` when ``capacity`` live tokens (or one with its secret's hash) are held.
     public func insert(_ token: TokenRecord) -> Bool {
         records.withLock { records in
-            guard records[token.secretHash] == nil else { return false }
-            if records.count >= capacity, sweeps.withLock({ $0.isDue(at: token.createdAt) }) {
-                _ = records.remove { $0.value.isExpired(at: token.createdAt) }
-            }
-            guard records.count < capacity else { return false }
+            let now = token.createdAt
+            guard records[token.secretHash] == nil,
+                  sweeps.withLock({ $0.makeRoom(in: &records, capacity: capacity, at: now) { $0.isExpired(at: now) } })
+            else { return false }
             records[token.secretHash] = token
             return true
         }

@@ -47,10 +47,8 @@ public final class RequestCallCounters: Sendable {
             if let held = state.calls[id] {
                 calls = held
             } else {
-                if state.calls.count >= capacity, state.sweeps.isDue(at: now) {
-                    _ = state.calls.remove { $0.value.expiresAt <= now }
-                }
-                guard state.calls.count < capacity else { return nil }
+                let room = state.sweeps.makeRoom(in: &state.calls, capacity: capacity, at: now) { $0.expiresAt <= now }
+                guard room else { return nil }
                 calls = Calls(options: 0, complete: 0, expiresAt: expiresAt)
             }
             // Bounded, so that not even a corrupt row can make the count overflow.

@@ -12,6 +12,14 @@ struct SweepSchedule {
         last = now
         return true
     }
+
+    /// Whether `entries` has room for one more under `capacity`; a full set first drops the entries `isExpired` picks,
+    /// when a sweep is due at `now`. The rule every bounded in-memory set applies before it takes a new entry.
+    mutating func makeRoom<Key, Value>(in entries: inout [Key: Value], capacity: Int, at now: Date,
+                                       isExpired: (Value) -> Bool) -> Bool {
+        if entries.count >= capacity, isDue(at: now) { _ = entries.remove { isExpired($0.value) } }
+        return entries.count < capacity
+    }
 }
 
 extension Dictionary {

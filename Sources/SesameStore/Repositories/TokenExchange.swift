@@ -82,7 +82,7 @@ extension Store {
     static func exchangeOutcome(token: TokenRecord, user: UserRecord?, userID: String, now: Date, sessions: [String: SessionRecord])
         -> TokenExchange
     {
-        guard now.millisecondsSince1970 < token.expiresAt.millisecondsSince1970, token.userID == userID, let user,
+        guard !token.isExpired(at: now), token.userID == userID, let user,
               let session = sessions[token.kind]
         else { return .unknownToken }
         return user.status == UserRecord.active ? .created(session) : .blocked
