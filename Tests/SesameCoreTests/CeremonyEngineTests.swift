@@ -420,6 +420,38 @@ final class Outcomes: Sendable {
         #expect(try world.engine.pendingChallenge(challenge.id, for: .signIn) == nil)
     }
 
+    @Test("a finish of a passkey whose use by another finish is not committed yet waits for it, then is refused as sign_count_regression",
+          arguments: Backend.allCases)
+    func useWaitsForUncommittedUse(backend: Backend) throws {
+        // On PostgreSQL the passkey is read for use inside the transaction and its row stays locked until the commit (the
+        // use's write goes out unanswered with the commit); without the lock the second finish would read the count as it
+        // was and commit its token while the first waits below, and the first would commit its token too.
+        var world = try World(backend, storedSignCount: 1)
+        world.fixture.signCount = 2
+        let first = try world.challenge(.signIn)
+        let firstJSON = CeremonyFixture.json(world.fixture.authentication())
+        let second = try world.challenge(.signIn)
+        let secondJSON = CeremonyFixture.json(world.fixture.authentication())
+        let outcomes = Outcomes(), shared = world, secondDone = DispatchGroup()
+        _ = try Self.finish(world, first, json: firstJSON) { _ throws(StoreError) in
+            secondDone.enter()
+            DispatchQueue.global().async {
+                do {
+                    _ = try Self.finish(shared, second, json: secondJSON)
+                    outcomes.add("success")
+                } catch {
+                    outcomes.add((error as? SesameError)?.reason ?? "\(error)")
+                }
+                secondDone.leave()
+            }
+            _ = secondDone.wait(timeout: .now() + 0.5)
+        }
+        secondDone.wait()
+        #expect(outcomes.all == ["sign_count_regression"])
+        #expect(try world.storedSignCount() == 2)
+        #expect(try Self.tokenOwners(world).count == 1)
+    }
+
     @Test("a durable finish waits for stable storage; one in flight does not where its challenge is held in memory (SQLite), and does on PostgreSQL",
           arguments: Backend.allCases)
     func acknowledgement(backend: Backend) throws {

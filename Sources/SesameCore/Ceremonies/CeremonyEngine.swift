@@ -169,7 +169,25 @@ public struct CeremonyEngine: Sendable {
     ///   (`sign_count_regression`, nothing recorded), `wrong_identity` or `user_not_verified` (the use recorded).
     public func recordUse(_ assertion: AuthenticatedPasskey, identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
                           in transaction: StoreTransaction) throws(StoreError) -> SesameError? {
-        guard try recordUse(assertion, in: transaction) else { return Self.signCountRegression }
+        try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction, readForUse: false)
+    }
+
+    /// §7.2 steps 23-24: the new sign count and backup state are stored atomically, only if the count moved forward (a
+    /// concurrent use of the same count loses here, whatever the face).
+    /// - Parameter readForUse: whether `transaction` read the passkey for this use
+    ///   (``CredentialRepository/findWithOwner(rpID:credentialID:forUse:)``) before `assertion` was verified against it:
+    ///   the row is locked since the verifier compared its count, so the write cannot miss and is sent unanswered.
+    private func recordUse(_ assertion: AuthenticatedPasskey, identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
+                           in transaction: StoreTransaction, readForUse: Bool) throws(StoreError) -> SesameError? {
+        let verified = assertion.verified, newSignCount = Int64(verified.newSignCount), time = clock.now()
+        if readForUse {
+            try transaction.credentials.recordUseOfReadPasskey(id: assertion.passkeyID, newSignCount: newSignCount, backedUp: verified.backedUp,
+                                                               userVerified: verified.userVerified, at: time)
+        } else {
+            guard try transaction.credentials.updateAfterAuthentication(id: assertion.passkeyID, newSignCount: newSignCount,
+                                                                        backedUp: verified.backedUp, userVerified: verified.userVerified, at: time)
+            else { return Self.signCountRegression }
+        }
         return Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification)
     }
 
@@ -180,7 +198,8 @@ public struct CeremonyEngine: Sendable {
     ///
     /// Where the challenge is a database row (PostgreSQL), it is taken first and the answer verified against it inside
     /// the transaction, the passkey's read sent ahead with the taking, which saves the round trips of reading both
-    /// beforehand; a refusal then commits the taking alone. Where it is held in memory (SQLite, whose writers are
+    /// beforehand; a refusal then commits the taking alone. That read locks the passkey's row until the commit, so the
+    /// use's write needs no answer and goes out with the commit. Where it is held in memory (SQLite, whose writers are
     /// serialized), reading it costs nothing and the verification runs before the write transaction, outside the write
     /// lock.
     /// - Parameters:
@@ -224,7 +243,7 @@ public struct CeremonyEngine: Sendable {
                 // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
                 let parsed = verifiedFirst == nil ? try? AuthenticationCredential(json: credentialJSON) : nil
                 if let parsed {
-                    try transaction.credentials.prefetchWithOwner(rpID: policy.id, credentialID: parsed.rawID)
+                    try transaction.credentials.prefetchWithOwnerForUse(rpID: policy.id, credentialID: parsed.rawID)
                     try prefetch?(transaction, parsed.rawID)
                 }
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
@@ -235,7 +254,7 @@ public struct CeremonyEngine: Sendable {
                     do throws(SesameError) {
                         assertion = try verifyAuthentication(credentialJSON, parsed: parsed, challenge: taken, project: project, policy: policy,
                                                              identification: identification, userVerification: userVerification,
-                                                             reading: transaction)
+                                                             reading: transaction, forUse: true)
                     } catch where error.code == .unavailable || error.code == .internalFailure {
                         // A storage failure is no refusal: the transaction rolls back with it (the challenge stays), and
                         // it is reported as itself.
@@ -245,7 +264,8 @@ public struct CeremonyEngine: Sendable {
                         return .refused(error)
                     }
                 }
-                if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction) {
+                if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction,
+                                               readForUse: verifiedFirst == nil) {
                     return .refused(refusal)
                 }
                 return .done(try effect(transaction, assertion))
@@ -282,10 +302,13 @@ public struct CeremonyEngine: Sendable {
 
     /// ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` reading the passkey and its
     /// owner from `repositories` (a transaction's, so that it needs no second connection).
-    /// - Parameter parsed: `credentialJSON` as the caller parsed it already.
+    /// - Parameters:
+    ///   - parsed: `credentialJSON` as the caller parsed it already.
+    ///   - forUse: read the passkey for the use the same transaction records
+    ///     (``CredentialRepository/findWithOwner(rpID:credentialID:forUse:)``).
     private func verifyAuthentication(_ credentialJSON: [UInt8], parsed: AuthenticationCredential? = nil, challenge: ChallengeRecord,
                                       project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
-                                      userVerification: UserVerificationPolicy, reading repositories: some Repositories)
+                                      userVerification: UserVerificationPolicy, reading repositories: some Repositories, forUse: Bool = false)
         throws(SesameError) -> AuthenticatedPasskey
     {
         guard challenge.rpID == policy.id else {
@@ -300,7 +323,7 @@ public struct CeremonyEngine: Sendable {
         }
         // §7.2 steps 5-7: the credential by rawId among the project's passkeys on this relying party, and its owner.
         let found = try StoreErrors.map { () throws(StoreError) in
-            try repositories.credentials.findWithOwner(rpID: policy.id, credentialID: credential.rawID)
+            try repositories.credentials.findWithOwner(rpID: policy.id, credentialID: credential.rawID, forUse: forUse)
         }
         guard let (stored, owner) = found, stored.projectID == project.id, owner.projectID == project.id
         else { throw SesameError(.verificationFailed, "unknown credential", reason: "unknown_credential") }
@@ -333,16 +356,6 @@ public struct CeremonyEngine: Sendable {
         // A blocked person's passkeys count for nothing; said only after a genuine assertion.
         guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
         return AuthenticatedPasskey(owner: owner, stored: stored, verified: verified)
-    }
-
-    /// §7.2 steps 23-24: stores the new sign count and backup state atomically, only if the count moved forward (a
-    /// concurrent use of the same count loses here, whatever the face).
-    /// - Returns: whether the count moved forward and was stored.
-    private func recordUse(_ assertion: AuthenticatedPasskey, in repositories: some Repositories) throws(StoreError) -> Bool {
-        let verified = assertion.verified
-        return try repositories.credentials.updateAfterAuthentication(id: assertion.passkeyID, newSignCount: Int64(verified.newSignCount),
-                                                                      backedUp: verified.backedUp, userVerified: verified.userVerified,
-                                                                      at: clock.now())
     }
 
     /// What refuses a genuine assertion after its use is stored: a linked person's ceremony answered by another

@@ -119,23 +119,35 @@ public struct CredentialRepository: Sendable {
 
     /// The passkey with this credential ID for the relying party and the user who owns it, in one read (a sign-in's
     /// lookup); `nil` when there is no such passkey.
-    public func findWithOwner(rpID: String, credentialID: [UInt8]) throws(StoreError) -> (credential: CredentialRecord, owner: UserRecord)? {
-        guard let row = try database.queryFirst(Self.findWithOwner, [.text(rpID), .blob(credentialID)]) else { return nil }
+    /// - Parameter forUse: read in the write transaction that records the passkey's use
+    ///   (``recordUseOfReadPasskey(id:newSignCount:backedUp:userVerified:at:)``): the passkey's row stays locked until
+    ///   the commit (`FOR UPDATE` on PostgreSQL; on SQLite the write transaction holds the whole database already), so
+    ///   its sign count cannot move between this read and that write.
+    public func findWithOwner(rpID: String, credentialID: [UInt8], forUse: Bool = false)
+        throws(StoreError) -> (credential: CredentialRecord, owner: UserRecord)?
+    {
+        guard let row = try database.queryFirst(statementWithOwner(forUse: forUse), [.text(rpID), .blob(credentialID)]) else { return nil }
         let parts = try row.split(Self.columnCount, UserRepository.columnCount)
         return (try Self.record(parts[0]), try UserRepository.record(parts[1]))
     }
 
-    /// Sends ``findWithOwner(rpID:credentialID:)``'s read ahead (``SQLConnection/prefetch(_:_:)``): in a PostgreSQL
-    /// transaction it goes out with the next statement, and that call is answered from it.
-    public func prefetchWithOwner(rpID: String, credentialID: [UInt8]) throws(StoreError) {
-        try database.prefetch(Self.findWithOwner, [.text(rpID), .blob(credentialID)])
+    /// Sends ``findWithOwner(rpID:credentialID:forUse:)``'s read for use ahead (``SQLConnection/prefetch(_:_:)``): in a
+    /// PostgreSQL transaction it goes out with the next statement, and that call is answered from it.
+    public func prefetchWithOwnerForUse(rpID: String, credentialID: [UInt8]) throws(StoreError) {
+        try database.prefetch(statementWithOwner(forUse: true), [.text(rpID), .blob(credentialID)])
     }
 
     static let columnCount = sqlColumnNames(columns).count
-    private static let findWithOwner = """
+    private static let withOwner = """
         SELECT \(sqlQualified(columns, "c")), \(sqlQualified(UserRepository.columns, "u"))
         FROM credentials c JOIN users u ON u.id = c.user_id WHERE c.rp_id = $1 AND c.credential_id = $2
         """
+    /// The read for use: SQLite has no row locks (nor their syntax), and needs none in a write transaction.
+    private static let withOwnerLocked = withOwner + " FOR UPDATE OF c"
+
+    private func statementWithOwner(forUse: Bool) -> String {
+        forUse && database.dialect == .postgres ? Self.withOwnerLocked : Self.withOwner
+    }
 
     /// The passkey with this record ID, if any.
     public func get(id: String) throws(StoreError) -> CredentialRecord? {
@@ -175,14 +187,21 @@ public struct CredentialRepository: Sendable {
     public func updateAfterAuthentication(
         id: String, newSignCount: Int64, backedUp: Bool, userVerified: Bool, at time: Date
     ) throws(StoreError) -> Bool {
-        try database.execute(
-            """
-            UPDATE credentials SET sign_count = $2, backed_up = $3, user_verified = $4, last_used_at = $5
-            WHERE id = $1 AND (sign_count < $2 OR ($2 = 0 AND sign_count = 0))
-            """,
-            [.text(id), .integer(newSignCount), .bool(backedUp), .bool(userVerified), .date(time)]
-        ) > 0
+        try database.execute(Self.recordUse, [.text(id), .integer(newSignCount), .bool(backedUp), .bool(userVerified), .date(time)]) > 0
     }
+
+    /// ``updateAfterAuthentication(id:newSignCount:backedUp:userVerified:at:)`` for a passkey this transaction read with
+    /// ``findWithOwner(rpID:credentialID:forUse:)`` and whose new count was checked against that read: nothing can have
+    /// moved the count since, so the update needs no answer and goes out with the commit (``SQLDatabase/enqueue(_:_:)``,
+    /// a round trip fewer on PostgreSQL). It keeps the same condition, so that it can never move a count backward.
+    public func recordUseOfReadPasskey(id: String, newSignCount: Int64, backedUp: Bool, userVerified: Bool, at time: Date) throws(StoreError) {
+        try database.enqueue(Self.recordUse, [.text(id), .integer(newSignCount), .bool(backedUp), .bool(userVerified), .date(time)])
+    }
+
+    private static let recordUse = """
+        UPDATE credentials SET sign_count = $2, backed_up = $3, user_verified = $4, last_used_at = $5
+        WHERE id = $1 AND (sign_count < $2 OR ($2 = 0 AND sign_count = 0))
+        """
 
     /// How many passkeys a project has.
     public func count(projectID: String) throws(StoreError) -> Int {
