@@ -172,11 +172,12 @@ public struct CeremonyEngine: Sendable {
         try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction, readForUse: false)
     }
 
-    /// §7.2 steps 23-24: the new sign count and backup state are stored atomically, only if the count moved forward (a
-    /// concurrent use of the same count loses here, whatever the face).
+    /// §7.2 steps 23-24: the new sign count and backup state are stored atomically, only if the count moved forward; a
+    /// concurrent use of the same count loses here, whatever the face.
     /// - Parameter readForUse: whether `transaction` read the passkey for this use
     ///   (``CredentialRepository/findWithOwner(rpID:credentialID:forUse:)``) before `assertion` was verified against it:
-    ///   the row is locked since the verifier compared its count, so the write cannot miss and is sent unanswered.
+    ///   the row is locked since that read, so a concurrent use lost at the verifier already, and the write, which cannot
+    ///   miss, is sent unanswered.
     private func recordUse(_ assertion: AuthenticatedPasskey, identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
                            in transaction: StoreTransaction, readForUse: Bool) throws(StoreError) -> SesameError? {
         let verified = assertion.verified, newSignCount = Int64(verified.newSignCount), time = clock.now()
