@@ -153,34 +153,39 @@ public struct WebhookRepository: Sendable {
     // MARK: Outbox
 
     /// Writes an event and a pending delivery to every enabled endpoint of its partner and environment; call it in the
-    /// transaction of the change the event reports.
-    /// - Returns: how many deliveries were queued.
-    /// An event with no endpoint to go to keeps no sealed token.
-    @discardableResult
-    public func enqueue(_ event: WebhookEventRecord) throws(StoreError) -> Int {
-        try database.execute(
+    /// transaction of the change the event reports. Neither statement needs an answer: in a PostgreSQL transaction both go
+    /// out with the next statement or the `COMMIT` (``SQLDatabase/enqueue(_:_:)``).
+    ///
+    /// Every event carries its verification token, sealed, until its deliveries are done; an event with no endpoint to go
+    /// to keeps none: the event's insert keeps the token only if an enabled endpoint exists, and the deliveries' insert
+    /// queues none for an event without it. (On PostgreSQL each statement sees the endpoints as they are when it runs:
+    /// one enabled between the two gets the next event, and one disabled between them leaves a token with nothing to
+    /// deliver it, which housekeeping erases.)
+    public func enqueue(_ event: WebhookEventRecord) throws(StoreError) {
+        try database.enqueue(
             """
             INSERT INTO webhook_events (id, partner_id, environment, type, body, created_at, sealed_token, token_offset)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            VALUES ($1, $2, $3, $4, $5, $6,
+                    CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints WHERE partner_id = $2 AND environment = $3 AND state = $9) THEN $7 END,
+                    $8)
             """,
             [
                 .text(event.id), .text(event.partnerID), .text(event.environment), .text(event.type), .blob(event.body), .date(event.createdAt),
-                .text(event.sealedToken), event.tokenOffset.map { .int($0) } ?? .null,
+                .text(event.sealedToken), event.tokenOffset.map { .int($0) } ?? .null, .text(WebhookEndpointRecord.enabled),
             ]
         )
-        let queued = try database.execute(
+        try database.enqueue(
             """
             INSERT INTO webhook_deliveries (id, event_id, endpoint_id, state, attempts, next_attempt_at, created_at, updated_at)
             SELECT CAST($1 AS TEXT) || ':' || id, $1, id, $4, 0, $5, $5, $5 FROM webhook_endpoints
             WHERE partner_id = $2 AND environment = $3 AND state = $6
+            AND EXISTS (SELECT 1 FROM webhook_events WHERE id = $1 AND sealed_token IS NOT NULL)
             """,
             [
                 .text(event.id), .text(event.partnerID), .text(event.environment), .text(WebhookDeliveryRecord.pending),
                 .date(event.createdAt), .text(WebhookEndpointRecord.enabled),
             ]
         )
-        if queued == 0 { try eraseDeliveredTokens(eventID: event.id) }
-        return queued
     }
 
     /// Erases the sealed verification token of events with no pending delivery left (one event, or all).
