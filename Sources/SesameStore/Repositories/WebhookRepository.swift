@@ -188,17 +188,17 @@ public struct WebhookRepository: Sendable {
         )
     }
 
-    /// Erases the sealed verification token of events with no pending delivery left (one event, or all).
+    /// Erases the sealed verification token of every event with no pending delivery left.
     /// - Returns: how many tokens were erased.
     @discardableResult
-    public func eraseDeliveredTokens(eventID: String? = nil) throws(StoreError) -> Int {
+    public func eraseDeliveredTokens() throws(StoreError) -> Int {
         try database.execute(
             """
             UPDATE webhook_events SET sealed_token = NULL
-            WHERE sealed_token IS NOT NULL AND ($1 = '' OR id = $1)
-            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $2)
+            WHERE sealed_token IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.state = $1)
             """,
-            [.text(eventID ?? ""), .text(WebhookDeliveryRecord.pending)]
+            [.text(WebhookDeliveryRecord.pending)]
         )
     }
 
