@@ -187,7 +187,7 @@ public struct CredentialRepository: Sendable {
     public func updateAfterAuthentication(
         id: String, newSignCount: Int64, backedUp: Bool, userVerified: Bool, at time: Date
     ) throws(StoreError) -> Bool {
-        try database.execute(Self.recordUse, [.text(id), .integer(newSignCount), .bool(backedUp), .bool(userVerified), .date(time)]) > 0
+        try database.execute(Self.recordUse, Self.useValues(id, newSignCount, backedUp, userVerified, time)) > 0
     }
 
     /// ``updateAfterAuthentication(id:newSignCount:backedUp:userVerified:at:)`` for a passkey this transaction read with
@@ -195,13 +195,17 @@ public struct CredentialRepository: Sendable {
     /// moved the count since, so the update needs no answer and goes out with the commit (``SQLDatabase/enqueue(_:_:)``,
     /// a round trip fewer on PostgreSQL). It keeps the same condition, so that it can never move a count backward.
     public func recordUseOfReadPasskey(id: String, newSignCount: Int64, backedUp: Bool, userVerified: Bool, at time: Date) throws(StoreError) {
-        try database.enqueue(Self.recordUse, [.text(id), .integer(newSignCount), .bool(backedUp), .bool(userVerified), .date(time)])
+        try database.enqueue(Self.recordUse, Self.useValues(id, newSignCount, backedUp, userVerified, time))
     }
 
     private static let recordUse = """
         UPDATE credentials SET sign_count = $2, backed_up = $3, user_verified = $4, last_used_at = $5
         WHERE id = $1 AND (sign_count < $2 OR ($2 = 0 AND sign_count = 0))
         """
+
+    private static func useValues(_ id: String, _ newSignCount: Int64, _ backedUp: Bool, _ userVerified: Bool, _ time: Date) -> [SQLValue] {
+        [.text(id), .integer(newSignCount), .bool(backedUp), .bool(userVerified), .date(time)]
+    }
 
     /// How many passkeys a project has.
     public func count(projectID: String) throws(StoreError) -> Int {
