@@ -624,12 +624,28 @@ final class SwitchableSigner: VerificationTokenSigner {
     var calls: Int { state.withLock { $0.calls } }
 
     func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
-        let delegate = try state.withLock { state throws(SesameError) -> (any VerificationTokenSigner)? in
+        try sign(claims, with: delegate)
+    }
+
+    /// Signs with the delegate readied, as the switch stands when `sign` is called.
+    func readied() throws(SesameError) -> any VerificationTokenSigner {
+        Readied(signer: self, delegate: try delegate?.readied())
+    }
+
+    private struct Readied: VerificationTokenSigner {
+        let signer: SwitchableSigner
+        let delegate: (any VerificationTokenSigner)?
+
+        func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String { try signer.sign(claims, with: delegate) }
+        func readied() -> any VerificationTokenSigner { self }
+    }
+
+    private func sign(_ claims: VerificationTokenClaims, with delegate: (any VerificationTokenSigner)?) throws(SesameError) -> String {
+        try state.withLock { state throws(SesameError) in
             if state.fails {
                 state.calls += 1
                 throw SesameError(.internalFailure, "the signing key is unavailable")
             }
-            return state.delegate
         }
         guard let delegate else { throw SesameError(.internalFailure, "no signer") }
         return try delegate.sign(claims)

@@ -482,6 +482,28 @@ import WebAuthn
         expectOutcome(try await harness.complete(requestID, challengeID: try challengeID(payload), response: answer), .verified)
     }
 
+    @Test("§1.5 step 9's other error: a failing write of the completion is failed/completion_failed, and nothing of its transaction stays",
+          arguments: Backend.allCases)
+    func completionWriteFails(backend: Backend) async throws {
+        let database = FailingDatabase(base: try Store.open(try backend.makeURL()).database)
+        let harness = try InlineHarness(backend, store: try Store(database: database))
+        let person = try harness.person()
+        try harness.link("acct_1", to: person.id)
+        let requestID = try await harness.newRequest(ref: "acct_1")
+        let payload = try await harness.optionsPayload(requestID)
+        let answer = try harness.assert(payload)
+        // The request's completion, and the event written with it.
+        for marker in ["completed_at = $6", "INSERT INTO webhook_events"] {
+            database.fail(when: marker)
+            let reply = try await harness.complete(requestID, challengeID: try challengeID(payload), response: answer)
+            database.fail(when: nil)
+            expectOutcome(reply, .completionFailed, "failing \"\(marker)\"")
+            #expect(try await harness.statusOf(requestID) == "pending")
+        }
+        // The challenge's taking and the passkey's use went with the rest: the same answer verifies now.
+        expectOutcome(try await harness.complete(requestID, challengeID: try challengeID(payload), response: answer), .verified)
+    }
+
     // MARK: Rows 19 and 20: passkey-complete's input and output
 
     @Test("row 19: passkey-complete accepts the seed's Swift AuthenticationResponseJSON (authenticatorAttachment, empty userHandle)",
@@ -1064,6 +1086,8 @@ private struct FailingSigner: VerificationTokenSigner {
     func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
         throw SesameError(.internalFailure, "signer unavailable")
     }
+
+    func readied() -> any VerificationTokenSigner { self }
 }
 
 /// A database that forwards to a real one, and while armed fails every statement (or those whose SQL contains a

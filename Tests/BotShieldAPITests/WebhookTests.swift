@@ -501,6 +501,8 @@ import WebAuthn
         func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
             throw SesameError(.unavailable, "the signer is down")
         }
+
+        func readied() -> any VerificationTokenSigner { self }
     }
 
     @Test("a completion whose token cannot be signed writes no event", arguments: Backend.allCases)

@@ -33,6 +33,8 @@ public struct AuthenticatedPasskey: Sendable {
     public var passkeyID: String { stored.id }
     /// What the WebAuthn core verified: the new sign count, the UV and backup flags.
     public let verified: VerifiedAuthentication
+    /// The challenge the assertion answered, as it was issued (whom it was for, under which link).
+    public let challenge: ChallengeRecord
 }
 
 /// The one path every face's passkey registration and sign-in take after the challenge is consumed: WebAuthn
@@ -192,30 +194,48 @@ public struct CeremonyEngine: Sendable {
         return Self.refusalAfterUse(assertion, identification: identification, userVerification: userVerification)
     }
 
-    /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction: the answer
-    /// is verified against the challenge as stored (reads only), then the challenge is taken back for `binding`, the
-    /// use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused one too (then
-    /// that is its only write); of concurrent finishes of one challenge exactly one gets it.
-    ///
-    /// Where the challenge is a database row (PostgreSQL), it is taken first and the answer verified against it inside
-    /// the transaction, the passkey's read sent ahead with the taking, which saves the round trips of reading both
-    /// beforehand; a refusal then commits the taking alone. That read locks the passkey's row until the commit, so the
-    /// use's write needs no answer and goes out with the commit. Where it is held in memory (SQLite, whose writers are
-    /// serialized), reading it costs nothing and the verification runs before the write transaction, outside the write
-    /// lock.
-    /// - Parameters:
-    ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
-    ///     again where it is verified before the transaction; checked the same way.
-    ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
-    ///   - prefetch: reads `effect` will make, sent ahead with the taking (a round trip fewer on PostgreSQL), given the
-    ///     credential ID the answer names; called only where the answer is verified inside the transaction.
-    ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
-    /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
-    ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
+    /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction, for a person
+    /// known before the ceremony as `identification`: see
+    /// ``finishAuthentication(_:challengeID:stored:binding:project:policy:userVerification:acknowledgement:prefetch:admit:effect:)``.
     public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
                                         project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
                                         userVerification: UserVerificationPolicy, acknowledgement: FinishAcknowledgement = .durable,
                                         prefetch: ((StoreTransaction, _ credentialID: [UInt8]) throws(StoreError) -> Void)? = nil,
+                                        effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
+    {
+        try finishAuthentication(credentialJSON, challengeID: challengeID, stored: stored, binding: binding, project: project, policy: policy,
+                                 userVerification: userVerification, acknowledgement: acknowledgement, prefetch: prefetch,
+                                 admit: { _, _ throws(StoreError) in .verify(identification) }, effect: effect)
+    }
+
+    /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction: `admit`
+    /// judges the challenge, then the answer is verified against it (reads only), the challenge taken back for
+    /// `binding`, the use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused
+    /// one too (then that is its only write); of concurrent finishes of one challenge exactly one gets it.
+    ///
+    /// Where the challenge is a database row (PostgreSQL), it is taken first, and admitted and the answer verified
+    /// against it inside the transaction, the passkey's read sent ahead with the taking, which saves the round trips of
+    /// reading both beforehand; a refusal then commits the taking alone. That read locks the passkey's row until the
+    /// commit, so the use's write needs no answer and goes out with the commit. Where it is held in memory (SQLite,
+    /// whose writers are serialized), reading it costs nothing, and the admission and the verification run before the
+    /// write transaction, outside the write lock.
+    /// - Parameters:
+    ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
+    ///     again where it is verified before the transaction; checked the same way.
+    ///   - prefetch: reads `admit` and `effect` will make, sent ahead with the taking (a round trip fewer on
+    ///     PostgreSQL), given the credential ID the answer names; called only where the answer is verified inside the
+    ///     transaction.
+    ///   - admit: given the challenge and where to read (the transaction, or the store before it): whom the answer must
+    ///     come from, or the outcome that ends the finish before any verification, the challenge used up.
+    ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
+    ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
+    /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
+    ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
+    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
+                                        project: Project, policy: RelyingPartyPolicy, userVerification: UserVerificationPolicy,
+                                        acknowledgement: FinishAcknowledgement = .durable,
+                                        prefetch: ((StoreTransaction, _ credentialID: [UInt8]) throws(StoreError) -> Void)? = nil,
+                                        admit: (ChallengeRecord, any Repositories) throws(StoreError) -> Admission<T>,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
         // An account session or an action registration binds registrations, which no authentication may take.
@@ -225,17 +245,26 @@ public struct CeremonyEngine: Sendable {
         }
         let inMemory = store.challengeMemory(for: binding) != nil
         let inFlight = acknowledgement == .inFlight && inMemory
-        var verifiedFirst: AuthenticatedPasskey?
-        if inMemory {  // verified before the transaction; a row is taken first and verified inside it
+        var verifiedFirst: (assertion: AuthenticatedPasskey, identification: CeremonyIdentification)?
+        if inMemory {  // admitted and verified before the transaction; a row is taken first and both run inside it
+            let ended: Admission<T>
             do {
                 let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
-                verifiedFirst = try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
-                                                         identification: identification, userVerification: userVerification)
+                ended = try StoreErrors.map { () throws(StoreError) in try admit(pending, store) }
+                if case .verify(let identification) = ended {
+                    verifiedFirst = (try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
+                                                              identification: identification, userVerification: userVerification),
+                                     identification)
+                }
             } catch {
                 // Refused (or never this binding's): the challenge is used up all the same, and if another finish took it
                 // first, this one reports that, as if it had come second.
                 _ = try consume(challengeID, binding: binding, project: project)
                 throw error
+            }
+            if case .end(let value) = ended {
+                _ = try consume(challengeID, binding: binding, project: project)
+                return value
             }
         }
         let now = clock.now()
@@ -248,10 +277,14 @@ public struct CeremonyEngine: Sendable {
                     try prefetch?(transaction, parsed.rawID)
                 }
                 guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
-                let assertion: AuthenticatedPasskey
+                let assertion: AuthenticatedPasskey, identification: CeremonyIdentification
                 if let verifiedFirst {
-                    assertion = verifiedFirst
+                    (assertion, identification) = verifiedFirst
                 } else {
+                    switch try admit(taken, transaction) {
+                    case .end(let value): return .done(value)  // the transaction commits the challenge's taking alone
+                    case .verify(let admitted): identification = admitted
+                    }
                     do throws(SesameError) {
                         assertion = try verifyAuthentication(credentialJSON, parsed: parsed, challenge: taken, project: project, policy: policy,
                                                              identification: identification, userVerification: userVerification,
@@ -356,7 +389,7 @@ public struct CeremonyEngine: Sendable {
         }
         // A blocked person's passkeys count for nothing; said only after a genuine assertion.
         guard owner.status == UserRecord.active else { throw SesameError(.blocked, "user is blocked") }
-        return AuthenticatedPasskey(owner: owner, stored: stored, verified: verified)
+        return AuthenticatedPasskey(owner: owner, stored: stored, verified: verified, challenge: challenge)
     }
 
     /// What refuses a genuine assertion after its use is stored: a linked person's ceremony answered by another
@@ -374,7 +407,7 @@ public struct CeremonyEngine: Sendable {
 }
 
 /// When the write transaction of an authentication's finish counts as done
-/// (``CeremonyEngine/finishAuthentication(_:challengeID:stored:binding:project:policy:identification:userVerification:acknowledgement:effect:)``).
+/// (``CeremonyEngine/finishAuthentication(_:challengeID:stored:binding:project:policy:userVerification:acknowledgement:prefetch:admit:effect:)``).
 public enum FinishAcknowledgement: Sendable, Hashable {
     /// Once stable storage has it (at `--durability full`): what the ceremony concludes (a session, a verified request,
     /// an action's outcome) must survive a power cut.
@@ -386,6 +419,16 @@ public enum FinishAcknowledgement: Sendable, Hashable {
     /// assertion cannot be replayed. Where the challenge is a row (PostgreSQL), as ``durable``: a taking lost to a
     /// power cut would bring the challenge back.
     case inFlight
+}
+
+/// What an authentication's finish goes on with once it holds its challenge
+/// (``CeremonyEngine/finishAuthentication(_:challengeID:stored:binding:project:policy:userVerification:acknowledgement:prefetch:admit:effect:)``).
+public enum Admission<T> {
+    /// Verify the answer: it must come from the person known as this.
+    case verify(CeremonyIdentification)
+    /// End the finish with this outcome before any verification, the challenge used up (a request whose link changed
+    /// since the challenge was issued, for example).
+    case end(T)
 }
 
 /// How the write transaction of a finish ended.

@@ -48,6 +48,9 @@ public struct VerificationTokenClaims: Codable, Sendable, Hashable {
 public protocol VerificationTokenSigner: Sendable {
     /// The claims as a compact JWS.
     func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String
+    /// This signer with what it reads from storage read now, so that its ``sign(_:)`` reads nothing and may run
+    /// inside a transaction (which must not wait on another connection).
+    func readied() throws(SesameError) -> any VerificationTokenSigner
 }
 
 /// Why a completion did not happen; each is a `failed` outcome code on the wire.
@@ -62,10 +65,8 @@ public enum CompletionRefusal: String, Error, Sendable, Hashable {
 
 /// The one routine that completes a request, on every path (inline passkey and hand-off): the request moves from
 /// pending to completed with its token, and `gate.human_verified` goes into the outbox in the same transaction, the
-/// one that records the passkey's use (``InlineCeremony/complete(_:_:policy:identification:prepare:)``).
-struct CompletionRoutine {
-    let sesame: Sesame
-
+/// one that records the passkey's use (``InlineCeremony/finish(_:challengeID:credentialJSON:clientIP:binding:policy:admit:)``).
+enum CompletionRoutine {
     /// How long a verification token is valid: 5 minutes.
     static let tokenLifetime: Int64 = 300
     static let eventType = "gate.human_verified"
@@ -73,8 +74,8 @@ struct CompletionRoutine {
     /// A completion ready to write: its token minted and sealed, its event built.
     struct Prepared {
         let request: VerificationRequestRecord
-        /// The hand-off's new link, written with the completion.
-        let link: PartnerLinkRecord?
+        /// Whether the completion links the request's ref to the passkey's owner.
+        let linking: Bool
         let linked: Bool
         let sealedToken: String
         let tokenID: String
@@ -82,10 +83,14 @@ struct CompletionRoutine {
         let now: Date
     }
 
-    /// Mints and seals the token of `request` and builds its event, outside any transaction: signing may read or
-    /// create keys, which must not wait on it.
-    /// - Parameter link: the hand-off's new link, written in the same transaction.
-    func prepare(_ request: VerificationRequestRecord, linked: Bool, link: PartnerLinkRecord? = nil) throws(CompletionRefusal) -> Prepared {
+    /// Mints and seals the token of `request` for an assertion that answered `challenge`, and builds its event.
+    /// The person is linked when the challenge was issued to the linked person; a challenge issued to nobody (the
+    /// hand-off of an unlinked request) links the ref to the passkey's owner when the request intends to link.
+    /// - Parameter signer: ready (``VerificationTokenSigner/readied()``): this runs inside the completion's transaction.
+    static func prepare(_ request: VerificationRequestRecord, challenge: ChallengeRecord, signer: any VerificationTokenSigner,
+                        sesame: Sesame) throws(CompletionRefusal) -> Prepared {
+        let linking = challenge.userID == nil && request.linkIntent && request.partnerUserRef != nil
+        let linked = challenge.userID != nil || linking
         let now = sesame.clock.now()
         let issuedAt = Int64(now.timeIntervalSince1970)  // trap-safe: server clock
         let claims = VerificationTokenClaims(
@@ -94,7 +99,7 @@ struct CompletionRoutine {
             verified: true, linked: linked, partnerUserRef: request.partnerUserRef, ver: 1
         )
         let token: String
-        do { token = try sesame.tokenSigner.sign(claims) } catch { throw .completionFailed }
+        do { token = try signer.sign(claims) } catch { throw .completionFailed }
         // The token is stored sealed, on the request (until it expires) and beside the event's body (until delivered).
         let eventID = StandardWebhooks.newMessageID()
         let body = Self.eventBody(request, linked: linked, at: now)
@@ -107,17 +112,22 @@ struct CompletionRoutine {
         }
         let event = WebhookEventRecord(id: eventID, partnerID: request.partnerID, environment: request.environment, type: Self.eventType,
                                        body: body.body, createdAt: now, sealedToken: sealedEventToken, tokenOffset: body.offset)
-        return Prepared(request: request, link: link, linked: linked, sealedToken: sealedToken, tokenID: claims.jti, event: event, now: now)
+        return Prepared(request: request, linking: linking, linked: linked, sealedToken: sealedToken, tokenID: claims.jti, event: event, now: now)
     }
 
-    /// Writes `prepared` in `transaction`: the request completed with its token, the hand-off's link, the event.
+    /// Writes `prepared` in `transaction`: the request completed with its token, the hand-off's link to `owner`, the
+    /// event.
     /// - Returns: whether the request was still pending (if not, nothing is written).
     /// - Throws: `conflict` when the link cannot be written (the ref or the person is linked already).
-    static func write(_ prepared: Prepared, in transaction: StoreTransaction) throws(StoreError) -> Bool {
-        guard try transaction.verificationRequests.complete(id: prepared.request.id, linked: prepared.linked, token: prepared.sealedToken,
+    static func write(_ prepared: Prepared, owner: UserRecord, in transaction: StoreTransaction) throws(StoreError) -> Bool {
+        let request = prepared.request
+        guard try transaction.verificationRequests.complete(id: request.id, linked: prepared.linked, token: prepared.sealedToken,
                                                             tokenID: prepared.tokenID, at: prepared.now)
         else { return false }
-        if let link = prepared.link { try transaction.partners.createLink(link) }
+        if prepared.linking, let ref = request.partnerUserRef {
+            try transaction.partners.createLink(PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment,
+                                                                  partnerUserRef: ref, userID: owner.id, createdAt: prepared.now))
+        }
         try transaction.webhooks.enqueue(prepared.event)
         return true
     }

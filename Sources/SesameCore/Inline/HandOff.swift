@@ -67,25 +67,11 @@ public struct HandOffService: Sendable {
     public func complete(requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?) throws(SesameError)
         -> InlineCompletion
     {
-        let inline = InlinePasskeyService(sesame: sesame)
-        return try InlineCeremony.run(inline) { ceremony throws(SesameError) in
-            let opened: InlineCeremony.Opened
-            switch try ceremony.open(requestID, challengeID: challengeID, clientIP: clientIP, binding: ChallengeBinding.handOff) {
-            case .done(let outcome): return outcome
-            case .next(let next): opened = next
-            }
-            let (request, consumed) = (opened.request, opened.challenge)
-            if let linkID = consumed.linkID, try inline.currentLink(of: request)?.id != linkID { return .linkChanged }
-            let routine = CompletionRoutine(sesame: sesame)
-            return try ceremony.complete(credentialJSON, opened, policy: policy(project: opened.project),
-                                         identification: .linkedPerson(userID: consumed.userID)) { authenticated throws(CompletionRefusal) in
-                // An unlinked request with the intent to link links the ref to the passkey's owner.
-                var newLink: PartnerLinkRecord?
-                if consumed.userID == nil, request.linkIntent, let ref = request.partnerUserRef {
-                    newLink = PartnerLinkRecord(id: Identifiers.unique(), partnerID: request.partnerID, environment: request.environment,
-                                                partnerUserRef: ref, userID: authenticated.owner.id, createdAt: sesame.clock.now())
-                }
-                return .next(try routine.prepare(request, linked: consumed.userID != nil || newLink != nil, link: newLink))
+        try InlineCeremony.run(InlinePasskeyService(sesame: sesame)) { ceremony throws(SesameError) in
+            try ceremony.finish(requestID, challengeID: challengeID, credentialJSON: credentialJSON, clientIP: clientIP, binding: ChallengeBinding.handOff,
+                                policy: { _, project in policy(project: project) }) { request, challenge, repositories throws(StoreError) in
+                if let linkID = challenge.linkID, try InlinePasskeyService.link(of: request, in: repositories)?.id != linkID { return .end(.linkChanged) }
+                return .verify(.linkedPerson(userID: challenge.userID))
             }
         }
     }

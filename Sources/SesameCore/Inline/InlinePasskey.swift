@@ -79,25 +79,11 @@ public struct InlineCompletion: Sendable, Hashable {
     }
 }
 
-/// The steps the inline passkey and the hand-off page share (spec §1.5 steps 2, 3 and 5-8), on the ceremony engine,
+/// The steps the inline passkey and the hand-off page share (spec §1.5 steps 2, 3 and 5-10), on the ceremony engine,
 /// remembering the operator's reason of the outcome that ends a completion.
 struct InlineCeremony {
     let service: InlinePasskeyService
     private(set) var reason: String?
-
-    /// The outcome that ends the completion, or what it goes on with.
-    enum Step<Value> {
-        case next(Value)
-        case done(InlineVerdict)
-    }
-
-    /// An open request with its project and the challenge taken back for it.
-    struct Opened {
-        let request: VerificationRequestRecord
-        let project: Project
-        let challenge: ChallengeRecord
-        let binding: ChallengeBinding
-    }
 
     /// Runs a completion, returning its outcome with the reason `body` recorded.
     static func run(_ service: InlinePasskeyService, _ body: (inout InlineCeremony) throws(SesameError) -> InlineVerdict) throws(SesameError)
@@ -108,88 +94,67 @@ struct InlineCeremony {
         return InlineCompletion(outcome, reason: ceremony.reason)
     }
 
-    /// Steps 2-3: the open request named by `requestID`, and its challenge taken back for `binding`.
-    mutating func open(_ requestID: String, challengeID: String, clientIP: String?, binding: (String) -> ChallengeBinding)
-        throws(SesameError) -> Step<Opened>
+    /// Steps 2, 3 and 5-10, the last on the engine's finish, in one transaction: the request named by `requestID` (this
+    /// call counted) must be open; the challenge is taken back for `binding` (any attempt past here uses it up), `admit`
+    /// checks it (step 4), the engine verifies the answer (steps 5-8) and records the passkey's use, and the completion
+    /// is minted and written (``CompletionRoutine``), so a verified request costs one durable commit. On PostgreSQL the
+    /// challenge's taking, the link's read (sent ahead) and the passkey's read go out together.
+    /// - Parameters:
+    ///   - binding: the challenge's binding for the request's ID.
+    ///   - policy: the relying party policy of the request's answers.
+    ///   - admit: given the request and the challenge, who must answer, or the outcome that ends the completion (the
+    ///     challenge used up).
+    /// - Returns: the outcome; `completion_failed` when the token cannot be minted (the use is recorded all the same)
+    ///   or the completion's transaction fails (nothing of it stays, the request left pending). When the completion's
+    ///   link cannot be written (the ref or the person was linked meanwhile), nothing of the transaction stays, the use
+    ///   included, and the request fails with `already_linked`.
+    /// - Throws: `rate_limited`, a storage failure before the completion, or another error that is no refusal.
+    mutating func finish(_ requestID: String, challengeID: String, credentialJSON: [UInt8], clientIP: String?, binding: (String) -> ChallengeBinding,
+                         policy: (VerificationRequestRecord, Project) throws(SesameError) -> RelyingPartyPolicy,
+                         admit: (VerificationRequestRecord, ChallengeRecord, any Repositories) throws(StoreError) -> Admission<InlineVerdict>)
+        throws(SesameError) -> InlineVerdict
     {
+        // Step 2: the request is known, unexpired and pending.
         let request: VerificationRequestRecord
         switch try service.openRequest(requestID, clientIP: clientIP, counting: .complete) {
-        case .closed(let outcome): return .done(outcome)
+        case .closed(let outcome): return outcome
         case .open(let open, _): request = open
         }
         let project = try service.project(of: request)
-        let bound = binding(request.id)
+        let policy = try policy(request, project)
+        let sesame = service.sesame
+        // The signing key is read before the transaction; a failure to read it fails only a verified completion.
+        let signer = Result { () throws(SesameError) in try sesame.tokenSigner.readied() }
+        var completion: CompletionRoutine.Prepared?
         do {
-            let challenge = try service.sesame.ceremonies.consume(challengeID, binding: bound, project: project)
-            return .next(Opened(request: request, project: project, challenge: challenge, binding: bound))
-        } catch where error.code == .expired {
-            reason = error.reason
-            return .done(.challengeExpired)
-        }
-    }
-
-    /// Steps 5-9: the engine's verification of the answer (reads only), its refusal as the §1.5 outcome; then, in one
-    /// transaction, the passkey's use recorded (the engine's sign count and refusals after use) and the completion
-    /// that `prepare` makes from the genuine assertion written, so a verified request costs one durable commit.
-    /// - Parameter prepare: the completion to write for the assertion's owner, or the outcome that ends it; when it
-    ///   throws (the token could not be minted), `completion_failed`. The use is recorded whatever it gives.
-    /// - Returns: the outcome; when the completion's link cannot be written (the ref or the person was linked
-    ///   meanwhile), nothing of the transaction stays, the use included, and the request fails with `already_linked`.
-    mutating func complete(_ credentialJSON: [UInt8], _ opened: Opened, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
-                           prepare: (AuthenticatedPasskey) throws(CompletionRefusal) -> Step<CompletionRoutine.Prepared>)
-        throws(SesameError) -> InlineVerdict
-    {
-        let engine = service.sesame.ceremonies
-        let userVerification = opened.binding.kind.userVerification
-        let assertion: AuthenticatedPasskey
-        do {
-            assertion = try engine.verifyAuthentication(credentialJSON, challenge: opened.challenge, project: opened.project, policy: policy,
-                                                        identification: identification, userVerification: userVerification)
-        } catch {
-            return try refusal(error)
-        }
-        let completion: Step<CompletionRoutine.Prepared>
-        do { completion = try prepare(assertion) } catch { completion = .done(.completionFailed) }
-        let written: Written
-        do {
-            written = try service.sesame.store.transaction { transaction throws(StoreError) -> Written in
-                if let refusal = try engine.recordUse(assertion, identification: identification, userVerification: userVerification,
-                                                      in: transaction) {
-                    return .refused(refusal)
-                }
-                switch completion {
-                case .done(let outcome): return .ended(outcome)
-                case .next(let prepared): return .ended(try CompletionRoutine.write(prepared, in: transaction) ? .verified : .requestClosed)
-                }
+            return try sesame.ceremonies.finishAuthentication(
+                credentialJSON, challengeID: challengeID, binding: binding(request.id), project: project, policy: policy,
+                userVerification: binding(request.id).kind.userVerification,
+                prefetch: { transaction, _ throws(StoreError) in try InlinePasskeyService.prefetchLink(of: request, in: transaction) },
+                admit: { challenge, repositories throws(StoreError) in try admit(request, challenge, repositories) }
+            ) { transaction, assertion throws(StoreError) -> InlineVerdict in
+                guard case .success(let signer) = signer,
+                      let prepared = try? CompletionRoutine.prepare(request, challenge: assertion.challenge, signer: signer, sesame: sesame)
+                else { return .completionFailed }
+                completion = prepared
+                return try CompletionRoutine.write(prepared, owner: assertion.owner, in: transaction) ? .verified : .requestClosed
             }
-        } catch where error.code == .conflict {
-            guard case .next(let prepared) = completion, prepared.link != nil else { return .completionFailed }
+        } catch where completion != nil && error.code == .conflict {
+            guard completion?.linking == true else { return .completionFailed }
             _ = try StoreErrors.map { () throws(StoreError) in
-                try service.sesame.store.verificationRequests.fail(id: opened.request.id, reason: InlineVerdict.alreadyLinked.reason,
-                                                                   at: service.sesame.clock.now())
+                try sesame.store.verificationRequests.fail(id: request.id, reason: InlineVerdict.alreadyLinked.reason, at: sesame.clock.now())
             }
             return .alreadyLinked
-        } catch {
-            // The request stays pending.
+        } catch where completion != nil && (error.code == .unavailable || error.code == .internalFailure) {
+            // Step 9's other error: nothing of the transaction stays, and the request stays pending.
+            reason = error.reason
             return .completionFailed
+        } catch {
+            // The §1.5 outcome of the engine's refusal, its reason remembered; any other error is thrown.
+            guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
+            reason = error.reason
+            return outcome
         }
-        switch written {
-        case .ended(let outcome): return outcome
-        case .refused(let error): return try refusal(error)
-        }
-    }
-
-    /// How the transaction of ``complete(_:_:policy:identification:prepare:)`` ended.
-    private enum Written {
-        case ended(InlineVerdict)
-        case refused(SesameError)
-    }
-
-    /// The §1.5 outcome of the engine's refusal, its reason remembered; any other error is thrown.
-    private mutating func refusal(_ error: SesameError) throws(SesameError) -> InlineVerdict {
-        guard let outcome = InlinePasskeyService.outcome(refusing: error) else { throw error }
-        reason = error.reason
-        return outcome
     }
 }
 
@@ -244,25 +209,19 @@ public struct InlinePasskeyService: Sendable {
         -> InlineCompletion
     {
         try InlineCeremony.run(self) { ceremony throws(SesameError) in
-            // Steps 2-3: the request is known, unexpired and pending; the challenge is consumed only if it is this
-            // request's, and any attempt past here uses it up.
-            let opened: InlineCeremony.Opened
-            switch try ceremony.open(requestID, challengeID: challengeID, clientIP: clientIP, binding: ChallengeBinding.verificationRequest) {
-            case .done(let outcome): return outcome
-            case .next(let next): opened = next
-            }
-            guard let personID = opened.challenge.userID else { return .challengeExpired }
-            // Step 4: the ref still has the link the options were issued under.
-            guard let link = try currentLink(of: opened.request), link.id == opened.challenge.linkID else { return .linkChanged }
-            // Steps 5-8 in the engine: the credential by rawId, WebAuthn §7.2 against its stored key and the consumed
-            // challenge (sign count included), then identity (a genuine assertion by someone else's passkey), then UV.
-            // Steps 9-10: the completion routine the hand-off uses too, committed with the passkey's use; `verified`.
-            let routine = CompletionRoutine(sesame: sesame)
-            let relyingParty = try policy(project: opened.project, widgetOrigin: opened.request.widgetOrigin)
-            return try ceremony.complete(credentialJSON, opened, policy: relyingParty,
-                                         identification: .linkedPerson(userID: personID)) { authenticated throws(CompletionRefusal) in
-                guard authenticated.owner.id == link.userID else { return .done(.wrongIdentity) }
-                return .next(try routine.prepare(opened.request, linked: true))
+            // Steps 2-3: the request is open, and the challenge is taken only if it is this request's. Steps 5-8 in the
+            // engine: the credential by rawId, WebAuthn §7.2 against its stored key and the challenge (sign count
+            // included), then identity (a genuine assertion by someone else's passkey), then UV. Steps 9-10: the
+            // completion routine the hand-off uses too, committed with the passkey's use; `verified`.
+            try ceremony.finish(requestID, challengeID: challengeID, credentialJSON: credentialJSON, clientIP: clientIP,
+                                binding: ChallengeBinding.verificationRequest,
+                                policy: { request, project throws(SesameError) in try policy(project: project, widgetOrigin: request.widgetOrigin) }
+            ) { request, challenge, repositories throws(StoreError) in
+                // An inline challenge is issued to the linked person only.
+                guard let personID = challenge.userID else { return .end(.challengeExpired) }
+                // Step 4: the ref still has the link the options were issued under.
+                guard let link = try Self.link(of: request, in: repositories), link.id == challenge.linkID else { return .end(.linkChanged) }
+                return .verify(.linkedPerson(userID: personID))
             }
         }
     }
@@ -341,10 +300,16 @@ public struct InlinePasskeyService: Sendable {
         }
     }
 
-    /// The current link of the request's ref, if it has one.
-    func currentLink(of request: VerificationRequestRecord) throws(SesameError) -> PartnerLink? {
-        guard let ref = request.partnerUserRef, let environment = PartnerEnvironment(rawValue: request.environment) else { return nil }
-        return try sesame.partners.currentLink(partnerID: request.partnerID, environment: environment, partnerUserRef: ref)
+    /// The current link of the request's ref read in `repositories`, if it has one.
+    static func link(of request: VerificationRequestRecord, in repositories: any Repositories) throws(StoreError) -> PartnerLinkRecord? {
+        guard let ref = request.partnerUserRef else { return nil }
+        return try repositories.partners.findLink(partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref)
+    }
+
+    /// Sends ``link(of:in:)``'s read ahead in `transaction`.
+    static func prefetchLink(of request: VerificationRequestRecord, in transaction: StoreTransaction) throws(StoreError) {
+        guard let ref = request.partnerUserRef else { return }
+        try transaction.partners.prefetchLink(partnerID: request.partnerID, environment: request.environment, partnerUserRef: ref)
     }
 
     func project(of request: VerificationRequestRecord) throws(SesameError) -> Project {

@@ -64,8 +64,25 @@ public struct SigningKeyService: VerificationTokenSigner {
 
     /// Signs claims with the key active now.
     public func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
+        try readied().sign(claims)
+    }
+
+    /// The key active now, read (or made, on first use) now: its `sign` reads nothing.
+    public func readied() throws(SesameError) -> any VerificationTokenSigner {
         let record = try signingRecord(try records())
-        return try ES256JWS.sign(claims: claims.jsonObject, key: try privateKey(record), kid: record.id)
+        return ReadiedKey(kid: record.id, key: try privateKey(record))
+    }
+
+    /// A signing key in memory.
+    private struct ReadiedKey: VerificationTokenSigner {
+        let kid: String
+        let key: PrivateKey
+
+        func sign(_ claims: VerificationTokenClaims) throws(SesameError) -> String {
+            try ES256JWS.sign(claims: claims.jsonObject, key: key, kid: kid)
+        }
+
+        func readied() -> any VerificationTokenSigner { self }
     }
 
     /// Verifies a token against the published keys and decodes its claims.
