@@ -101,6 +101,9 @@ import FoundationNetworking
         #expect(reply.status == 200)
         #expect(reply.outcome.outcome == "failed" && reply.outcome.code == "link_changed", "\(reply)")
         #expect(Set(try #require(reply.data).keys) == ["outcome", "code"])
+        // The attempt used the challenge up (step 3 comes before step 4): the same answer again is challenge_expired.
+        let again = try await harness.complete(requestID, challengeID: try #require(payload["challenge_id"] as? String), response: answer)
+        #expect(again.outcome.outcome == "expired" && again.outcome.code == "challenge_expired", "\(again)")
         #expect(try await harness.status(requestID).data?["status"] as? String == "pending")
         #expect(try PartnerKit.humanVerified(harness).isEmpty)
         // Still open: options issued under the new link complete it.
