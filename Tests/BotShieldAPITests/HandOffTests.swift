@@ -114,7 +114,7 @@ import WebAuthn
         #expect(try await harness.verifyByHandOff(linking).outcome.outcome == "verified")
         let linkingToken = try #require(try await harness.status(linking).data?["verification_token"] as? String)
         #expect(try harness.sesame.signingKeys.verify(linkingToken).linked == true)
-        #expect(try harness.sesame.partners.currentLink(partnerID: harness.partner.id, environment: .live, partnerUserRef: "acct_9")?.userID
+        #expect(try harness.sesame.store.partners.findLink(partnerID: harness.partner.id, environment: "live", partnerUserRef: "acct_9")?.userID
                 == person.id)
         let next = try #require(try await harness.createRequest(ref: "acct_9")["request_id"] as? String)
         #expect(try await harness.verifyInline(next).outcome.outcome == "verified")
@@ -132,7 +132,7 @@ import WebAuthn
         let status = try #require(try await harness.status(requestID).data)
         #expect(status["status"] as? String == "failed" && status["failure_reason"] as? String == "already_linked", "\(status)")
         #expect(status["verification_token"] == nil)
-        #expect(try harness.sesame.partners.currentLink(partnerID: harness.partner.id, environment: .live, partnerUserRef: "acct_b") == nil)
+        #expect(try harness.sesame.store.partners.findLink(partnerID: harness.partner.id, environment: "live", partnerUserRef: "acct_b") == nil)
         #expect(try harness.sesame.store.webhooks.events(partnerID: harness.partner.id).isEmpty)
     }
 

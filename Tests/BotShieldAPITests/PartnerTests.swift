@@ -149,10 +149,10 @@ import FoundationNetworking
 
         #expect(try await harness.status(requestID).data?["status"] as? String == "pending")
         #expect(try PartnerKit.humanVerified(harness).isEmpty)
-        let links = harness.sesame.partners
-        let aliceNow = try links.currentLink(partnerID: harness.partner.id, environment: .live, partnerUserRef: "acct_a")
+        let links = harness.sesame.store.partners
+        let aliceNow = try links.findLink(partnerID: harness.partner.id, environment: "live", partnerUserRef: "acct_a")
         #expect(aliceNow?.id == aliceLink.id && aliceNow?.userID == alice.id, "Alice's link is untouched")
-        let bobNow = try links.currentLink(partnerID: harness.partner.id, environment: .live, partnerUserRef: "acct_b")
+        let bobNow = try links.findLink(partnerID: harness.partner.id, environment: "live", partnerUserRef: "acct_b")
         #expect(bobNow?.id == bobLink.id && bobNow?.userID == bob.id, "Bob's link is untouched")
     }
 

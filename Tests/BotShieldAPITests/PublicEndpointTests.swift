@@ -453,13 +453,7 @@ import WebAuthn
     @Test("row 18: a storage failure is HTTP 200 with exactly .data.error {statusCode 500, message internal_error}",
           arguments: Backend.allCases)
     func row18(backend: Backend) async throws {
-        let database = FailingDatabase(base: try Store.open(try backend.makeURL()).database)
-        let harness = try InlineHarness(backend, store: try Store(database: database))
-        let person = try harness.person()
-        try harness.link("acct_1", to: person.id)
-        let requestID = try await harness.newRequest(ref: "acct_1")
-        let payload = try await harness.optionsPayload(requestID)
-        let answer = try harness.assert(payload)
+        let (database, harness, requestID, payload, answer) = try await failingRequest(backend)
         let expected = #"{"data":{"error":{"message":"internal_error","statusCode":500}}}"#
         // Every statement failing, or only the one each endpoint needs late in its work: on PostgreSQL the challenge's
         // own row; on SQLite, where an authentication's challenge is held in memory, the read of the link and its
@@ -485,13 +479,7 @@ import WebAuthn
     @Test("§1.5 step 9's other error: a failing write of the completion is failed/completion_failed, and nothing of its transaction stays",
           arguments: Backend.allCases)
     func completionWriteFails(backend: Backend) async throws {
-        let database = FailingDatabase(base: try Store.open(try backend.makeURL()).database)
-        let harness = try InlineHarness(backend, store: try Store(database: database))
-        let person = try harness.person()
-        try harness.link("acct_1", to: person.id)
-        let requestID = try await harness.newRequest(ref: "acct_1")
-        let payload = try await harness.optionsPayload(requestID)
-        let answer = try harness.assert(payload)
+        let (database, harness, requestID, payload, answer) = try await failingRequest(backend)
         // The request's completion, and the event written with it.
         for marker in ["completed_at = $6", "INSERT INTO webhook_events"] {
             database.fail(when: marker)
@@ -564,7 +552,7 @@ import WebAuthn
             expectOutcome(try await harness.complete(requestID, challengeID: try challengeID(payload), response: answer), .assertionInvalid)
         }
         #expect(try await harness.statusOf(requestID) == "pending")
-        #expect(try harness.sesame.partners.currentLink(partnerID: harness.partner.id, environment: .live, partnerUserRef: "acct_a")?.id == link.id)
+        #expect(try harness.sesame.store.partners.findLink(partnerID: harness.partner.id, environment: "live", partnerUserRef: "acct_a")?.id == link.id)
         // Control: the same credential with its genuine signature is wrong_identity.
         let payload = try await harness.optionsPayload(requestID)
         expectOutcome(try await harness.complete(requestID, challengeID: try challengeID(payload),
@@ -1088,6 +1076,19 @@ private struct FailingSigner: VerificationTokenSigner {
     }
 
     func readied() -> any VerificationTokenSigner { self }
+}
+
+/// A linked person's request on a database that fails statements on demand, with options issued and answered.
+private func failingRequest(_ backend: Backend) async throws
+    -> (database: FailingDatabase, harness: InlineHarness, requestID: String, payload: [String: Any], answer: [String: Any])
+{
+    let database = FailingDatabase(base: try Store.open(try backend.makeURL()).database)
+    let harness = try InlineHarness(backend, store: try Store(database: database))
+    let person = try harness.person()
+    try harness.link("acct_1", to: person.id)
+    let requestID = try await harness.newRequest(ref: "acct_1")
+    let payload = try await harness.optionsPayload(requestID)
+    return (database, harness, requestID, payload, try harness.assert(payload))
 }
 
 /// A database that forwards to a real one, and while armed fails every statement (or those whose SQL contains a

@@ -317,13 +317,6 @@ public struct PartnerService: Sendable {
             try store.partners.deleteLink(partnerID: partnerID, environment: environment.rawValue, partnerUserRef: ref)
         }
     }
-
-    /// The current link of a ref, if any.
-    public func currentLink(partnerID: String, environment: PartnerEnvironment, partnerUserRef: String) throws(SesameError) -> PartnerLink? {
-        try StoreErrors.map { () throws(StoreError) in
-            try store.partners.findLink(partnerID: partnerID, environment: environment.rawValue, partnerUserRef: partnerUserRef)
-        }.map(PartnerLink.init)
-    }
 }
 
 extension Partner {
