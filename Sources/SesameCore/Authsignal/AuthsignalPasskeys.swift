@@ -241,7 +241,7 @@ extension AuthsignalService {
         let finished: SignInCompletion
         do {
             finished = try sesame.ceremonies.finishAuthentication(
-                credentialJSON, challengeID: challengeID, stored: pending, binding: .action(actionID: action.id), project: project, policy: policy,
+                credentialJSON, challengeID: challengeID, binding: .action(actionID: action.id), project: project, policy: policy,
                 identification: identification, userVerification: ChallengeBinding.Kind.action.userVerification,
                 prefetch: { transaction, credentialID throws(StoreError) in
                     try transaction.authsignal.prefetchUser(rpID: policy.id, passkeyCredentialID: credentialID)

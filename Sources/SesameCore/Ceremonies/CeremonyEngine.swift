@@ -196,95 +196,100 @@ public struct CeremonyEngine: Sendable {
 
     /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction, for a person
     /// known before the ceremony as `identification`: see
-    /// ``finishAuthentication(_:challengeID:stored:binding:project:policy:userVerification:acknowledgement:prefetch:admit:effect:)``.
-    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
-                                        project: Project, policy: RelyingPartyPolicy, identification: CeremonyIdentification,
+    /// ``finishAuthentication(_:challengeID:binding:project:policy:userVerification:acknowledgement:prefetch:admit:prepare:effect:)``.
+    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, binding: ChallengeBinding, project: Project,
+                                        policy: RelyingPartyPolicy, identification: CeremonyIdentification,
                                         userVerification: UserVerificationPolicy, acknowledgement: FinishAcknowledgement = .durable,
                                         prefetch: ((StoreTransaction, _ credentialID: [UInt8]) throws(StoreError) -> Void)? = nil,
                                         effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
     {
-        try finishAuthentication(credentialJSON, challengeID: challengeID, stored: stored, binding: binding, project: project, policy: policy,
+        try finishAuthentication(credentialJSON, challengeID: challengeID, binding: binding, project: project, policy: policy,
                                  userVerification: userVerification, acknowledgement: acknowledgement, prefetch: prefetch,
-                                 admit: { _, _ throws(StoreError) in .verify(identification) }, effect: effect)
+                                 admit: { _, _ throws(StoreError) in .verify(identification) }, prepare: { _ in () },
+                                 effect: { transaction, assertion, _ throws(StoreError) in try effect(transaction, assertion) })
     }
 
-    /// Finishes an authentication whose challenge `challengeID` is still stored, in one write transaction: `admit`
-    /// judges the challenge, then the answer is verified against it (reads only), the challenge taken back for
-    /// `binding`, the use recorded and `effect` run, committed together. Any attempt uses the challenge up, a refused
-    /// one too (then that is its only write); of concurrent finishes of one challenge exactly one gets it.
+    /// Finishes an authentication whose challenge `challengeID` is still stored: the challenge is taken back for
+    /// `binding`, `admit` judges it, the answer is verified against it (reads only), `prepare` runs, and the use is
+    /// recorded and `effect` run in one write transaction. Any attempt uses the challenge up, a refused one too (then
+    /// that is its only write); of concurrent finishes of one challenge exactly one gets it, and a transaction that
+    /// does not commit gives it back.
     ///
-    /// Where the challenge is a database row (PostgreSQL), it is taken first, and admitted and the answer verified
-    /// against it inside the transaction, the passkey's read sent ahead with the taking, which saves the round trips of
+    /// Where the challenge is a database row (PostgreSQL), it is taken inside the transaction, and admitted, the answer
+    /// verified and `prepare` run there, the passkey's read sent ahead with the taking, which saves the round trips of
     /// reading both beforehand; a refusal then commits the taking alone. That read locks the passkey's row until the
     /// commit, so the use's write needs no answer and goes out with the commit. Where it is held in memory (SQLite,
-    /// whose writers are serialized), reading it costs nothing, and the admission and the verification run before the
-    /// write transaction, outside the write lock.
+    /// whose writers are serialized), taking it costs nothing, and the admission, the verification and `prepare` run
+    /// before the write transaction, outside the write lock; the challenge goes back to memory if the transaction
+    /// fails.
     /// - Parameters:
-    ///   - stored: the challenge `challengeID` as the caller just read it (to find its binding), so that it is not read
-    ///     again where it is verified before the transaction; checked the same way.
     ///   - prefetch: reads `admit` and `effect` will make, sent ahead with the taking (a round trip fewer on
     ///     PostgreSQL), given the credential ID the answer names; called only where the answer is verified inside the
     ///     transaction.
     ///   - admit: given the challenge and where to read (the transaction, or the store before it): whom the answer must
     ///     come from, or the outcome that ends the finish before any verification, the challenge used up.
+    ///   - prepare: work on the verified assertion that must not hold the write lock (minting a token), once per
+    ///     challenge.
     ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
     ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
     /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
-    ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and what ``consume(_:binding:project:)`` throws.
-    public func finishAuthentication<T>(_ credentialJSON: [UInt8], challengeID: String, stored: ChallengeRecord? = nil, binding: ChallengeBinding,
-                                        project: Project, policy: RelyingPartyPolicy, userVerification: UserVerificationPolicy,
-                                        acknowledgement: FinishAcknowledgement = .durable,
-                                        prefetch: ((StoreTransaction, _ credentialID: [UInt8]) throws(StoreError) -> Void)? = nil,
-                                        admit: (ChallengeRecord, any Repositories) throws(StoreError) -> Admission<T>,
-                                        effect: (StoreTransaction, AuthenticatedPasskey) throws(StoreError) -> T) throws(SesameError) -> T
+    ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and `expired` (`challenge_expired`) when the
+    ///   challenge is unknown, used, expired or not `binding`'s.
+    public func finishAuthentication<P, T>(_ credentialJSON: [UInt8], challengeID: String, binding: ChallengeBinding, project: Project,
+                                           policy: RelyingPartyPolicy, userVerification: UserVerificationPolicy,
+                                           acknowledgement: FinishAcknowledgement = .durable,
+                                           prefetch: ((StoreTransaction, _ credentialID: [UInt8]) throws(StoreError) -> Void)? = nil,
+                                           admit: (ChallengeRecord, any Repositories) throws(StoreError) -> Admission<T>,
+                                           prepare: (AuthenticatedPasskey) -> P,
+                                           effect: (StoreTransaction, AuthenticatedPasskey, P) throws(StoreError) -> T) throws(SesameError) -> T
     {
         // An account session or an action registration binds registrations, which no authentication may take.
         switch binding {
         case .accountSession, .actionRegistration, .idCreation: throw Self.challengeExpired
         case .signIn, .verificationRequest, .handOff, .action: break
         }
-        let inMemory = store.challengeMemory(for: binding) != nil
-        let inFlight = acknowledgement == .inFlight && inMemory
-        var verifiedFirst: (assertion: AuthenticatedPasskey, identification: CeremonyIdentification)?
-        if inMemory {  // admitted and verified before the transaction; a row is taken first and both run inside it
-            let ended: Admission<T>
-            do {
-                let pending = try peek(challengeID, binding: binding, project: project, stored: stored)
-                ended = try StoreErrors.map { () throws(StoreError) in try admit(pending, store) }
-                if case .verify(let identification) = ended {
-                    verifiedFirst = (try verifyAuthentication(credentialJSON, challenge: pending, project: project, policy: policy,
-                                                              identification: identification, userVerification: userVerification),
-                                     identification)
-                }
-            } catch {
-                // Refused (or never this binding's): the challenge is used up all the same, and if another finish took it
-                // first, this one reports that, as if it had come second.
-                _ = try consume(challengeID, binding: binding, project: project)
-                throw error
+        let memory = store.challengeMemory(for: binding)
+        let inFlight = acknowledgement == .inFlight && memory != nil
+        var verifiedFirst: (challenge: ChallengeRecord, assertion: AuthenticatedPasskey, identification: CeremonyIdentification, prepared: P)?
+        if memory != nil {  // taken, admitted and verified before the transaction; a row is taken and verified inside it
+            // Any attempt past here uses the challenge up: of concurrent finishes, the others find it gone.
+            guard let taken = try StoreErrors.map({ () throws(StoreError) in try take(challengeID, binding: binding, project: project, now: clock.now(),
+                                                                                     from: store) })
+            else { throw Self.challengeExpired }
+            let identification: CeremonyIdentification
+            switch try StoreErrors.map({ () throws(StoreError) in try admit(taken, store) }) {
+            case .end(let value): return value
+            case .verify(let admitted): identification = admitted
             }
-            if case .end(let value) = ended {
-                _ = try consume(challengeID, binding: binding, project: project)
-                return value
-            }
+            let assertion = try verifyAuthentication(credentialJSON, challenge: taken, project: project, policy: policy,
+                                                     identification: identification, userVerification: userVerification)
+            verifiedFirst = (taken, assertion, identification, prepare(assertion))
         }
         let now = clock.now()
-        let outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
-            try (inFlight ? store.bookkeeping : store.transaction) { transaction throws(StoreError) -> FinishOutcome<T> in
-                // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
-                let parsed = verifiedFirst == nil ? try? AuthenticationCredential(json: credentialJSON) : nil
-                if let parsed {
-                    try transaction.credentials.prefetchWithOwnerForUse(rpID: policy.id, credentialID: parsed.rawID)
-                    try prefetch?(transaction, parsed.rawID)
-                }
-                guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
-                let assertion: AuthenticatedPasskey, identification: CeremonyIdentification
-                if let verifiedFirst {
-                    (assertion, identification) = verifiedFirst
-                } else {
+        let outcome: FinishOutcome<T>
+        do {
+            outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
+                try (inFlight ? store.bookkeeping : store.transaction) { transaction throws(StoreError) -> FinishOutcome<T> in
+                    if let verifiedFirst {
+                        if let refusal = try recordUse(verifiedFirst.assertion, identification: verifiedFirst.identification,
+                                                       userVerification: userVerification, in: transaction) {
+                            return .refused(refusal)
+                        }
+                        return .done(try effect(transaction, verifiedFirst.assertion, verifiedFirst.prepared))
+                    }
+                    // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
+                    let parsed = try? AuthenticationCredential(json: credentialJSON)
+                    if let parsed {
+                        try transaction.credentials.prefetchWithOwnerForUse(rpID: policy.id, credentialID: parsed.rawID)
+                        try prefetch?(transaction, parsed.rawID)
+                    }
+                    guard let taken = try take(challengeID, binding: binding, project: project, now: now, from: transaction) else { return .used }
+                    let identification: CeremonyIdentification
                     switch try admit(taken, transaction) {
                     case .end(let value): return .done(value)  // the transaction commits the challenge's taking alone
                     case .verify(let admitted): identification = admitted
                     }
+                    let assertion: AuthenticatedPasskey
                     do throws(SesameError) {
                         assertion = try verifyAuthentication(credentialJSON, parsed: parsed, challenge: taken, project: project, policy: policy,
                                                              identification: identification, userVerification: userVerification,
@@ -297,13 +302,17 @@ public struct CeremonyEngine: Sendable {
                         // Refused: the transaction commits the challenge's taking alone.
                         return .refused(error)
                     }
+                    if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction,
+                                                   readForUse: true) {
+                        return .refused(refusal)
+                    }
+                    return .done(try effect(transaction, assertion, prepare(assertion)))
                 }
-                if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction,
-                                               readForUse: verifiedFirst == nil) {
-                    return .refused(refusal)
-                }
-                return .done(try effect(transaction, assertion))
             }
+        } catch {
+            // A transaction that did not commit gives a challenge taken from memory back, as it would its row.
+            if let memory, let taken = verifiedFirst?.challenge { memory.restore(taken) }
+            throw error
         }
         switch outcome {
         case .done(let value): return value
@@ -407,7 +416,7 @@ public struct CeremonyEngine: Sendable {
 }
 
 /// When the write transaction of an authentication's finish counts as done
-/// (``CeremonyEngine/finishAuthentication(_:challengeID:stored:binding:project:policy:userVerification:acknowledgement:prefetch:admit:effect:)``).
+/// (``CeremonyEngine/finishAuthentication(_:challengeID:binding:project:policy:userVerification:acknowledgement:prefetch:admit:prepare:effect:)``).
 public enum FinishAcknowledgement: Sendable, Hashable {
     /// Once stable storage has it (at `--durability full`): what the ceremony concludes (a session, a verified request,
     /// an action's outcome) must survive a power cut.
@@ -422,7 +431,7 @@ public enum FinishAcknowledgement: Sendable, Hashable {
 }
 
 /// What an authentication's finish goes on with once it holds its challenge
-/// (``CeremonyEngine/finishAuthentication(_:challengeID:stored:binding:project:policy:userVerification:acknowledgement:prefetch:admit:effect:)``).
+/// (``CeremonyEngine/finishAuthentication(_:challengeID:binding:project:policy:userVerification:acknowledgement:prefetch:admit:prepare:effect:)``).
 public enum Admission<T> {
     /// Verify the answer: it must come from the person known as this.
     case verify(CeremonyIdentification)
@@ -528,25 +537,7 @@ extension CeremonyEngine {
                 consumed = try repositories.challenges.consume(id: id, requestID: requestID, purpose: binding.purpose, now: now)
             }
         }
-        // A transaction that does not commit gives a challenge taken from memory back, as it would its row.
-        if let memory, let consumed { repositories.database.onRollback { memory.restore(consumed) } }
         return consumed?.purpose == binding.purpose && consumed?.projectID == project.id ? consumed : nil
-    }
-
-    /// The stored challenge `id` (read now, unless the caller read it as `stored`) as
-    /// ``take(_:binding:project:now:from:)`` would take it, left in place.
-    /// - Throws: `expired` (`challenge_expired`) when it would not be taken.
-    fileprivate func peek(_ id: String, binding: ChallengeBinding, project: Project, stored: ChallengeRecord?) throws(SesameError) -> ChallengeRecord {
-        var pending = stored
-        if pending == nil { pending = try pendingChallenge(id, for: binding) }
-        guard let pending, pending.id == id, !pending.isExpired(at: clock.now()), pending.purpose == binding.purpose, pending.projectID == project.id
-        else { throw Self.challengeExpired }
-        switch binding {
-        case .verificationRequest(let requestID), .handOff(let requestID), .actionRegistration(let requestID), .action(let requestID):
-            guard pending.requestID == requestID else { throw Self.challengeExpired }
-        case .signIn, .accountSession, .idCreation: break
-        }
-        return pending
     }
 }
 

@@ -131,11 +131,13 @@ struct InlineCeremony {
                 credentialJSON, challengeID: challengeID, binding: binding(request.id), project: project, policy: policy,
                 userVerification: binding(request.id).kind.userVerification,
                 prefetch: { transaction, _ throws(StoreError) in try InlinePasskeyService.prefetchLink(of: request, in: transaction) },
-                admit: { challenge, repositories throws(StoreError) in try admit(request, challenge, repositories) }
-            ) { transaction, assertion throws(StoreError) -> InlineVerdict in
-                guard case .success(let signer) = signer,
-                      let prepared = try? CompletionRoutine.prepare(request, challenge: assertion.challenge, signer: signer, sesame: sesame)
-                else { return .completionFailed }
+                admit: { challenge, repositories throws(StoreError) in try admit(request, challenge, repositories) },
+                prepare: { assertion -> CompletionRoutine.Prepared? in
+                    guard case .success(let signer) = signer else { return nil }
+                    return try? CompletionRoutine.prepare(request, challenge: assertion.challenge, signer: signer, sesame: sesame)
+                }
+            ) { transaction, assertion, prepared throws(StoreError) -> InlineVerdict in
+                guard let prepared else { return .completionFailed }
                 completion = prepared
                 return try CompletionRoutine.write(prepared, owner: assertion.owner, in: transaction) ? .verified : .requestClosed
             }
