@@ -43,12 +43,11 @@ import WebAuthn
             return record
         }
 
-        /// Consumes `challenge` for `binding` and finishes an authentication with the fixture's assertion.
+        /// Finishes an authentication of `challenge` for `binding` with the fixture's assertion.
         func finish(_ challenge: ChallengeRecord, _ binding: ChallengeBinding, _ identification: CeremonyIdentification,
                     _ userVerification: UserVerificationPolicy = .required) throws(SesameError) -> AuthenticatedPasskey {
-            let consumed = try engine.consume(challenge.id, binding: binding, project: project)
-            return try engine.finishConsumed(CeremonyFixture.json(fixture.authentication()), challenge: consumed, project: project,
-                                                   policy: policy, identification: identification, userVerification: userVerification)
+            try engine.finishRecordingUse(CeremonyFixture.json(fixture.authentication()), challengeID: challenge.id, binding: binding,
+                                          project: project, policy: policy, identification: identification, userVerification: userVerification)
         }
 
         func storedSignCount() throws -> Int64? { try sesame.store.credentials.get(id: passkeyID)?.signCount }
@@ -107,9 +106,8 @@ import WebAuthn
         DispatchQueue.concurrentPerform(iterations: prepared.count) { index in
             let (challenge, json) = prepared[index]
             do {
-                let consumed = try engine.consume(challenge.id, binding: .signIn, project: project)
-                _ = try engine.finishConsumed(json, challenge: consumed, project: project, policy: policy, identification: .usernameless,
-                                                    userVerification: .required)
+                _ = try engine.finishRecordingUse(json, challengeID: challenge.id, binding: .signIn, project: project, policy: policy,
+                                                  identification: .usernameless, userVerification: .required)
                 outcomes.add("success")
             } catch {
                 outcomes.add((error as? SesameError)?.reason ?? "\(error)")
@@ -129,9 +127,9 @@ import WebAuthn
         let outcomes = Outcomes()
         DispatchQueue.concurrentPerform(iterations: 20) { _ in
             do {
-                let consumed = try engine.consume(challenge.id, binding: .verificationRequest(requestID: "req_1"), project: project)
-                _ = try engine.finishConsumed(json, challenge: consumed, project: project, policy: policy,
-                                                    identification: .linkedPerson(userID: "alice"), userVerification: .afterIdentity)
+                _ = try engine.finishRecordingUse(json, challengeID: challenge.id, binding: .verificationRequest(requestID: "req_1"),
+                                                  project: project, policy: policy, identification: .linkedPerson(userID: "alice"),
+                                                  userVerification: .afterIdentity)
                 outcomes.add("success")
             } catch {
                 outcomes.add((error as? SesameError)?.reason ?? "\(error)")
@@ -189,11 +187,11 @@ import WebAuthn
         var world = try World(backend)
         let challenge = try world.challenge(refusal.binding, rpID: refusal.challengeRPID, userID: "alice")
         try refusal.mutate(&world.fixture, world)
-        let consumed = try world.engine.consume(challenge.id, binding: refusal.binding, project: world.project)
         let json = refusal.reason == "malformed_response" ? Array(#"{"id":1}"#.utf8) : CeremonyFixture.json(world.fixture.authentication())
         let error = try #require(throws: SesameError.self) {
-            try world.engine.finishConsumed(json, challenge: consumed, project: world.project, policy: world.policy,
-                                                  identification: refusal.identification, userVerification: refusal.userVerification)
+            try world.engine.finishRecordingUse(json, challengeID: challenge.id, binding: refusal.binding, project: world.project,
+                                                policy: world.policy, identification: refusal.identification,
+                                                userVerification: refusal.userVerification)
         }
         #expect(error.code == refusal.code && error.reason == refusal.reason, "\(error.debugDescription)")
         if !["wrong_identity", "user_not_verified"].contains(refusal.reason) {
@@ -581,20 +579,12 @@ final class Outcomes: Sendable {
 }
 
 extension CeremonyEngine {
-    /// An authentication against a consumed challenge as the inline completion runs it: verified (reads only), then the
-    /// use recorded in a transaction (the completion writes its own rows in the same one), a refusal thrown.
-    func finishConsumed(_ credentialJSON: [UInt8], challenge: ChallengeRecord, project: Project, policy: RelyingPartyPolicy,
-                        identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
+    /// An authentication's finish that writes nothing besides the passkey's use; the recorded assertion.
+    func finishRecordingUse(_ credentialJSON: [UInt8], challengeID: String, binding: ChallengeBinding, project: Project,
+                            policy: RelyingPartyPolicy, identification: CeremonyIdentification, userVerification: UserVerificationPolicy)
         throws(SesameError) -> AuthenticatedPasskey
     {
-        let assertion = try verifyAuthentication(credentialJSON, challenge: challenge, project: project, policy: policy,
-                                                 identification: identification, userVerification: userVerification)
-        let refusal = try StoreErrors.map { () throws(StoreError) in
-            try store.transaction { transaction throws(StoreError) in
-                try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction)
-            }
-        }
-        if let refusal { throw refusal }
-        return assertion
+        try finishAuthentication(credentialJSON, challengeID: challengeID, binding: binding, project: project, policy: policy,
+                                 identification: identification, userVerification: userVerification) { _, passkey throws(StoreError) in passkey }
     }
 }

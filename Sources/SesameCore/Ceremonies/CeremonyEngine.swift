@@ -165,17 +165,11 @@ public struct CeremonyEngine: Sendable {
         _ = try policy.judge(verified, entry: entry, at: time)
     }
 
-    /// Records the use of a verified `assertion` in `transaction` (§7.2 steps 23-24), then applies the refusals that
-    /// come after a recorded use.
+    /// Records the use of a verified `assertion` in `transaction`, then applies the refusals that come after a recorded
+    /// use. §7.2 steps 23-24: the new sign count and backup state are stored atomically, only if the count moved
+    /// forward; a concurrent use of the same count loses here, whatever the face.
     /// - Returns: `nil` when the ceremony succeeds; else the refusal to report: `verification_failed`
     ///   (`sign_count_regression`, nothing recorded), `wrong_identity` or `user_not_verified` (the use recorded).
-    public func recordUse(_ assertion: AuthenticatedPasskey, identification: CeremonyIdentification, userVerification: UserVerificationPolicy,
-                          in transaction: StoreTransaction) throws(StoreError) -> SesameError? {
-        try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction, readForUse: false)
-    }
-
-    /// §7.2 steps 23-24: the new sign count and backup state are stored atomically, only if the count moved forward; a
-    /// concurrent use of the same count loses here, whatever the face.
     /// - Parameter readForUse: whether `transaction` read the passkey for this use
     ///   (``CredentialRepository/findWithOwner(rpID:credentialID:forUse:)``) before `assertion` was verified against it:
     ///   the row is locked since that read, so a concurrent use lost at the verifier already, and the write, which cannot
@@ -233,7 +227,7 @@ public struct CeremonyEngine: Sendable {
     ///   - effect: what a verified ceremony writes besides the use (a sign-in token), in the same transaction.
     ///   - acknowledgement: when the transaction counts as done; see ``FinishAcknowledgement``.
     /// - Throws: what ``verifyAuthentication(_:challenge:project:policy:identification:userVerification:)`` throws, the
-    ///   refusals of ``recordUse(_:identification:userVerification:in:)``, and `expired` (`challenge_expired`) when the
+    ///   refusals of ``recordUse(_:identification:userVerification:in:readForUse:)``, and `expired` (`challenge_expired`) when the
     ///   challenge is unknown, used, expired or not `binding`'s.
     public func finishAuthentication<P, T>(_ credentialJSON: [UInt8], challengeID: String, binding: ChallengeBinding, project: Project,
                                            policy: RelyingPartyPolicy, userVerification: UserVerificationPolicy,
@@ -250,7 +244,7 @@ public struct CeremonyEngine: Sendable {
         }
         let memory = store.challengeMemory(for: binding)
         let inFlight = acknowledgement == .inFlight && memory != nil
-        var verifiedFirst: (challenge: ChallengeRecord, assertion: AuthenticatedPasskey, identification: CeremonyIdentification, prepared: P)?
+        var verifiedFirst: (assertion: AuthenticatedPasskey, identification: CeremonyIdentification, prepared: P)?
         if memory != nil {  // taken, admitted and verified before the transaction; a row is taken and verified inside it
             // Any attempt past here uses the challenge up: of concurrent finishes, the others find it gone.
             guard let taken = try StoreErrors.map({ () throws(StoreError) in try take(challengeID, binding: binding, project: project, now: clock.now(),
@@ -263,7 +257,7 @@ public struct CeremonyEngine: Sendable {
             }
             let assertion = try verifyAuthentication(credentialJSON, challenge: taken, project: project, policy: policy,
                                                      identification: identification, userVerification: userVerification)
-            verifiedFirst = (taken, assertion, identification, prepare(assertion))
+            verifiedFirst = (assertion, identification, prepare(assertion))
         }
         let now = clock.now()
         let outcome: FinishOutcome<T>
@@ -272,7 +266,7 @@ public struct CeremonyEngine: Sendable {
                 try (inFlight ? store.bookkeeping : store.transaction) { transaction throws(StoreError) -> FinishOutcome<T> in
                     if let verifiedFirst {
                         if let refusal = try recordUse(verifiedFirst.assertion, identification: verifiedFirst.identification,
-                                                       userVerification: userVerification, in: transaction) {
+                                                       userVerification: userVerification, in: transaction, readForUse: false) {
                             return .refused(refusal)
                         }
                         return .done(try effect(transaction, verifiedFirst.assertion, verifiedFirst.prepared))
@@ -311,7 +305,7 @@ public struct CeremonyEngine: Sendable {
             }
         } catch {
             // A transaction that did not commit gives a challenge taken from memory back, as it would its row.
-            if let memory, let taken = verifiedFirst?.challenge { memory.restore(taken) }
+            if let memory, let taken = verifiedFirst?.assertion.challenge { memory.restore(taken) }
             throw error
         }
         switch outcome {
@@ -326,9 +320,8 @@ public struct CeremonyEngine: Sendable {
     static let challengeExpired = SesameError(.expired, "the challenge is unknown, used or expired", reason: "challenge_expired")
 
     /// Verifies an authentication (WebAuthn §7.2 steps 1-22) with the `AuthenticationResponseJSON` against `challenge`,
-    /// and the blocked-user check, writing nothing. A caller that consumed the challenge itself then records the use
-    /// with ``recordUse(_:identification:userVerification:in:)`` in the transaction that writes what the ceremony
-    /// completes.
+    /// and the blocked-user check, writing nothing; ``finishAuthentication(_:challengeID:binding:project:policy:userVerification:acknowledgement:prefetch:admit:prepare:effect:)``
+    /// then records the use in the transaction that writes what the ceremony completes.
     /// - Parameters:
     ///   - project: whose passkeys (on `policy.id`) may answer.
     ///   - identification: who the person is known to be before the ceremony.
@@ -445,7 +438,7 @@ private enum FinishOutcome<T> {
     case done(T)
     /// Another finish took the challenge first.
     case used
-    /// Refused once its use was to be recorded (``CeremonyEngine/recordUse(_:identification:userVerification:in:)``).
+    /// Refused once its use was to be recorded (``CeremonyEngine/recordUse(_:identification:userVerification:in:readForUse:)``).
     case refused(SesameError)
 }
 

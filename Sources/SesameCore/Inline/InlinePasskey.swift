@@ -121,15 +121,15 @@ struct InlineCeremony {
         case .open(let open, _): request = open
         }
         let project = try service.project(of: request)
-        let policy = try policy(request, project)
+        let policy = try policy(request, project), bound = binding(request.id)
         let sesame = service.sesame
         // The signing key is read before the transaction; a failure to read it fails only a verified completion.
         let signer = Result { () throws(SesameError) in try sesame.tokenSigner.readied() }
         var completion: CompletionRoutine.Prepared?
         do {
             return try sesame.ceremonies.finishAuthentication(
-                credentialJSON, challengeID: challengeID, binding: binding(request.id), project: project, policy: policy,
-                userVerification: binding(request.id).kind.userVerification,
+                credentialJSON, challengeID: challengeID, binding: bound, project: project, policy: policy,
+                userVerification: bound.kind.userVerification,
                 prefetch: { transaction, _ throws(StoreError) in try InlinePasskeyService.prefetchLink(of: request, in: transaction) },
                 admit: { challenge, repositories throws(StoreError) in try admit(request, challenge, repositories) },
                 prepare: { assertion -> CompletionRoutine.Prepared? in
