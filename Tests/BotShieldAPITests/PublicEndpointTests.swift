@@ -204,7 +204,7 @@ import WebAuthn
         try harness.link("acct_1", to: person.id)
         let requestID = try await harness.newRequest(ref: "acct_1")
         let payload = try await harness.optionsPayload(requestID)
-        let challenge = try harness.challengeRecord(try challengeID(payload), requestID: requestID)
+        let challenge = try harness.challengeRecord(try challengeID(payload))
         #expect(challenge.expiresAt.millisecondsSince1970 - challenge.createdAt.millisecondsSince1970 == 300_000)
         harness.clock.advance(by: 4 * 60 + 59)
         expectOutcome(try await harness.complete(requestID, challengeID: try challengeID(payload), response: try harness.assert(payload)),
@@ -231,7 +231,7 @@ import WebAuthn
             if index > 0 { harness.clock.advance(by: 0.001) }
             payloads.append(try await harness.optionsPayload(requestID))
         }
-        let records = try payloads.map { try harness.challengeRecord(try challengeID($0), requestID: requestID) }
+        let records = try payloads.map { try harness.challengeRecord(try challengeID($0)) }
         for record in records { #expect(record.expiresAt.millisecondsSince1970 - record.createdAt.millisecondsSince1970 == 300_000) }
         // Now: the first is 5:00.001 old, the second exactly 5:00.000, the third 4:59.999.
         harness.setClock(records[0].expiresAt, plusMilliseconds: 1)
@@ -259,7 +259,7 @@ import WebAuthn
         let payload = try await harness.optionsPayload(requestID)
         // expires_at is the earlier of the two: the request's.
         #expect(payload["expires_at"] as? String == created["expires_at"] as? String)
-        let challenge = try harness.challengeRecord(try challengeID(payload), requestID: requestID)
+        let challenge = try harness.challengeRecord(try challengeID(payload))
         #expect(challenge.expiresAt > (try harness.requestRecord(requestID)).expiresAt)
         harness.setClock(challenge.expiresAt, plusMilliseconds: 1)
         expectOutcome(try await harness.complete(requestID, challengeID: try challengeID(payload), response: try harness.assert(payload)),
@@ -318,6 +318,32 @@ import WebAuthn
         expectOutcome(try await harness.verifyInline(second), .verified)
     }
 
+
+    @Test("§1.5 step 3: an inline challenge issued to nobody (only a hand-off's may be) is challenge_expired and used up, the request pending",
+          arguments: Backend.allCases)
+    func challengeWithoutPerson(backend: Backend) async throws {
+        let harness = try InlineHarness(backend)
+        let person = try harness.person()
+        try harness.link("acct_1", to: person.id)
+        let request = try await harness.newRequest(ref: "acct_1")
+        let payload = try await harness.optionsPayload(request)
+        // The stored challenge loses its person, as no code path of ours writes it.
+        var challenge = try harness.challengeRecord(try challengeID(payload))
+        challenge.userID = nil
+        let store = harness.sesame.store
+        if let memory = store.pendingChallenges {
+            _ = try #require(try memory.take(id: challenge.id, now: harness.clock.now()))
+            try memory.insert(challenge)
+        } else {
+            _ = try #require(try store.challenges.consume(id: challenge.id, now: harness.clock.now()))
+            try store.challenges.create(challenge)
+        }
+        let answer = try harness.assert(payload)
+        expectOutcome(try await harness.complete(request, challengeID: challenge.id, response: answer), .challengeExpired)
+        #expect(try await harness.statusOf(request) == "pending")
+        #expect(try store.pendingChallenges?.get(id: challenge.id) == nil && store.challenges.get(id: challenge.id) == nil)
+        expectOutcome(try await harness.verifyInline(request), .verified)
+    }
     // MARK: Rows 12 to 15: fallback
 
     @Test("row 12: the fallback shape is exactly fallback app, reason, url, setup_url", arguments: Backend.allCases)
@@ -1181,8 +1207,9 @@ fileprivate extension InlineHarness {
         try #require(try sesame.store.verificationRequests.get(id: requestID))
     }
 
-    func challengeRecord(_ challengeID: String, requestID: String) throws -> ChallengeRecord {
-        try #require(try sesame.ceremonies.pendingChallenge(challengeID, for: .verificationRequest(requestID: requestID)))
+    func challengeRecord(_ challengeID: String) throws -> ChallengeRecord {
+        // Held in memory on SQLite, a row on PostgreSQL.
+        try #require(try sesame.store.pendingChallenges?.get(id: challengeID) ?? sesame.store.challenges.get(id: challengeID))
     }
 
     /// Puts the clock 0.2 ms into a whole millisecond, so stored (millisecond) times are exact.

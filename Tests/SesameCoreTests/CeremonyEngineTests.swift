@@ -397,14 +397,14 @@ final class Outcomes: Sendable {
         func rows() throws -> Int64? { try world.sesame.store.database.query("SELECT COUNT(*) AS n FROM challenges", []).first?.integer("n") }
         for binding in [ChallengeBinding.signIn, .verificationRequest(requestID: "req_1"), .handOff(requestID: "req_1"), .action(actionID: "a1")] {
             let challenge = try world.challenge(binding, userID: "alice")
-            #expect(try world.engine.pendingChallenge(challenge.id, for: binding) == challenge)
+            #expect(try world.engine.storedChallenge(challenge.id, for: binding) == challenge)
         }
         #expect(try rows() == (backend == .sqlite ? 0 : 4))
         #expect(world.sesame.store.pendingChallenges?.count == (backend == .sqlite ? 4 : nil))
         let registration = ChallengeBinding.accountSession(userID: "alice", sessionID: "s1")
         let pending = try world.challenge(registration, userID: "alice")
         #expect(try rows() == (backend == .sqlite ? 1 : 5))
-        #expect(try world.engine.pendingChallenge(pending.id, for: registration) == pending)
+        #expect(try world.engine.storedChallenge(pending.id, for: registration) == pending)
     }
 
     @Test("a verified finish takes the challenge, records the use and writes its effect together", arguments: Backend.allCases)
@@ -415,7 +415,7 @@ final class Outcomes: Sendable {
         let tokenID = try Self.finish(world, challenge)
         #expect(try Self.tokenOwners(world) == ["\(tokenID):alice"])
         #expect(try world.storedSignCount() == 2)
-        #expect(try world.engine.pendingChallenge(challenge.id, for: .signIn) == nil)
+        #expect(try world.engine.storedChallenge(challenge.id, for: .signIn) == nil)
     }
 
     @Test("a finish of a passkey whose use by another finish is not committed yet waits for it, then is refused as sign_count_regression",
@@ -489,7 +489,7 @@ final class Outcomes: Sendable {
         #expect(throws: SesameError.code(.conflict)) { try Self.finish(world, challenge, failingEffect: true) }
         #expect(try world.storedSignCount() == 1)
         #expect(try Self.tokenOwners(world).isEmpty)
-        #expect(try world.engine.pendingChallenge(challenge.id, for: .signIn) != nil)
+        #expect(try world.engine.storedChallenge(challenge.id, for: .signIn) != nil)
         _ = try Self.finish(world, challenge)
         #expect(try world.storedSignCount() == 2)
     }
@@ -525,7 +525,7 @@ final class Outcomes: Sendable {
         var world = try World(backend)
         let request = try world.challenge(.verificationRequest(requestID: "req_1"), userID: "alice")
         #expect(throws: SesameError.code(.expired)) { try Self.finish(world, request) }
-        #expect(try world.engine.pendingChallenge(request.id, for: .verificationRequest(requestID: "req_1")) == nil,
+        #expect(try world.engine.storedChallenge(request.id, for: .verificationRequest(requestID: "req_1")) == nil,
                 "a sign-in probe burns whatever it names")
         let handOff = try world.challenge(.handOff(requestID: "req_1"), userID: "alice")
         let json = CeremonyFixture.json(world.fixture.authentication())
@@ -534,7 +534,7 @@ final class Outcomes: Sendable {
                                                   project: world.project, policy: world.policy, identification: .linkedPerson(userID: "alice"),
                                                   userVerification: .afterIdentity) { _, _ throws(StoreError) in }
         }
-        #expect(try world.engine.pendingChallenge(handOff.id, for: .handOff(requestID: "req_1")) != nil,
+        #expect(try world.engine.storedChallenge(handOff.id, for: .handOff(requestID: "req_1")) != nil,
                 "the hand-off's challenge stays usable by its own path")
     }
 
@@ -553,7 +553,7 @@ final class Outcomes: Sendable {
                                                   userVerification: .required) { _, _ throws(StoreError) in }
         }
         #expect(error.code == .expired && error.reason == "challenge_expired")
-        #expect(try world.engine.pendingChallenge(registration.id, for: binding) != nil, "the pending registration stays")
+        #expect(try world.engine.storedChallenge(registration.id, for: binding) != nil, "the pending registration stays")
         #expect(try world.storedSignCount() == 0)
     }
 
@@ -586,5 +586,13 @@ extension CeremonyEngine {
     {
         try finishAuthentication(credentialJSON, challengeID: challengeID, binding: binding, project: project, policy: policy,
                                  identification: identification, userVerification: userVerification) { _, passkey throws(StoreError) in passkey }
+    }
+}
+
+extension CeremonyEngine {
+    /// The challenge `id` where `binding`'s ceremonies keep it (in memory or as a row), left in place; expired ones too.
+    func storedChallenge(_ id: String, for binding: ChallengeBinding) throws -> ChallengeRecord? {
+        if let memory = store.challengeMemory(for: binding) { return try memory.get(id: id) }
+        return try store.challenges.get(id: id)
     }
 }

@@ -57,7 +57,7 @@ public struct CeremonyEngine: Sendable {
     static let parsedKeys = ParsedKeys()
 
     /// Starts a ceremony: keeps a fresh 32-byte challenge bound to `binding`, for ``challengeLifetime``, where
-    /// ``pendingChallenge(_:for:)`` finds it: in the database, so that any node can finish it, or, for an
+    /// its finish takes it: in the database, so that any node can finish it, or, for an
     /// authentication on SQLite, in this process's memory (``Store/pendingChallenges``).
     /// - Parameters:
     ///   - id: the challenge's ID (what finishing names).
@@ -83,14 +83,6 @@ public struct CeremonyEngine: Sendable {
         guard store.challengeMemory(for: binding) == nil else { return nil }
         let record = challengeRecord(binding, id: id, project: project, rpID: rpID, userID: nil)
         return try StoreErrors.map { () throws(StoreError) in try insert(record) } ? record : nil
-    }
-
-    /// The challenge `id` as `binding`'s ceremonies keep it (whatever it is bound to), left in place; expired ones too.
-    public func pendingChallenge(_ id: String, for binding: ChallengeBinding) throws(SesameError) -> ChallengeRecord? {
-        try StoreErrors.map { () throws(StoreError) in
-            if let memory = store.challengeMemory(for: binding) { return try memory.get(id: id) }
-            return try store.challenges.get(id: id)
-        }
     }
 
     /// Starts a registration for the account session of `binding`: a pending passkey named `name`, stored only while
