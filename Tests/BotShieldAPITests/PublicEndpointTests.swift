@@ -318,7 +318,6 @@ import WebAuthn
         expectOutcome(try await harness.verifyInline(second), .verified)
     }
 
-
     @Test("§1.5 step 3: an inline challenge issued to nobody (only a hand-off's may be) is challenge_expired and used up, the request pending",
           arguments: Backend.allCases)
     func challengeWithoutPerson(backend: Backend) async throws {
@@ -341,9 +340,10 @@ import WebAuthn
         let answer = try harness.assert(payload)
         expectOutcome(try await harness.complete(request, challengeID: challenge.id, response: answer), .challengeExpired)
         #expect(try await harness.statusOf(request) == "pending")
-        #expect(try store.pendingChallenges?.get(id: challenge.id) == nil && store.challenges.get(id: challenge.id) == nil)
+        #expect(try harness.storedChallenge(challenge.id) == nil)
         expectOutcome(try await harness.verifyInline(request), .verified)
     }
+
     // MARK: Rows 12 to 15: fallback
 
     @Test("row 12: the fallback shape is exactly fallback app, reason, url, setup_url", arguments: Backend.allCases)
@@ -1208,8 +1208,12 @@ fileprivate extension InlineHarness {
     }
 
     func challengeRecord(_ challengeID: String) throws -> ChallengeRecord {
-        // Held in memory on SQLite, a row on PostgreSQL.
-        try #require(try sesame.store.pendingChallenges?.get(id: challengeID) ?? sesame.store.challenges.get(id: challengeID))
+        try #require(try storedChallenge(challengeID))
+    }
+
+    /// An inline challenge as stored: in memory on SQLite, a row on PostgreSQL.
+    func storedChallenge(_ challengeID: String) throws -> ChallengeRecord? {
+        try sesame.store.pendingChallenges?.get(id: challengeID) ?? sesame.store.challenges.get(id: challengeID)
     }
 
     /// Puts the clock 0.2 ms into a whole millisecond, so stored (millisecond) times are exact.
