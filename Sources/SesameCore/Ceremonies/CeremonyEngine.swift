@@ -251,17 +251,24 @@ public struct CeremonyEngine: Sendable {
                                                      identification: identification, userVerification: userVerification)
             verifiedFirst = (assertion, identification, prepare(assertion))
         }
+        /// §7.2 steps 23-24 for an assertion verified against its challenge, then the ceremony's own writes; `prepared`
+        /// only once the use is recorded.
+        func recordUseThenEffect(_ assertion: AuthenticatedPasskey, _ identification: CeremonyIdentification, readForUse: Bool,
+                                 prepared: () -> P, in transaction: StoreTransaction) throws(StoreError) -> FinishOutcome<T> {
+            if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction,
+                                           readForUse: readForUse) {
+                return .refused(refusal)
+            }
+            return .done(try effect(transaction, assertion, prepared()))
+        }
         let now = clock.now()
         let outcome: FinishOutcome<T>
         do {
             outcome = try StoreErrors.map { () throws(StoreError) -> FinishOutcome<T> in
                 try (inFlight ? store.bookkeeping : store.transaction) { transaction throws(StoreError) -> FinishOutcome<T> in
                     if let verifiedFirst {
-                        if let refusal = try recordUse(verifiedFirst.assertion, identification: verifiedFirst.identification,
-                                                       userVerification: userVerification, in: transaction, readForUse: false) {
-                            return .refused(refusal)
-                        }
-                        return .done(try effect(transaction, verifiedFirst.assertion, verifiedFirst.prepared))
+                        return try recordUseThenEffect(verifiedFirst.assertion, verifiedFirst.identification, readForUse: false,
+                                                       prepared: { verifiedFirst.prepared }, in: transaction)
                     }
                     // Verified in the transaction: the passkey's read goes out with the taking (one round trip on PostgreSQL).
                     let parsed = try? AuthenticationCredential(json: credentialJSON)
@@ -288,11 +295,7 @@ public struct CeremonyEngine: Sendable {
                         // Refused: the transaction commits the challenge's taking alone.
                         return .refused(error)
                     }
-                    if let refusal = try recordUse(assertion, identification: identification, userVerification: userVerification, in: transaction,
-                                                   readForUse: true) {
-                        return .refused(refusal)
-                    }
-                    return .done(try effect(transaction, assertion, prepare(assertion)))
+                    return try recordUseThenEffect(assertion, identification, readForUse: true, prepared: { prepare(assertion) }, in: transaction)
                 }
             }
         } catch {

@@ -265,17 +265,21 @@ public struct PartnerRepository: Sendable {
 
     /// The current link of a ref.
     public func findLink(partnerID: String, environment: String, partnerUserRef: String) throws(StoreError) -> PartnerLinkRecord? {
-        try database.queryFirst(Self.findLink, [.text(partnerID), .text(environment), .text(partnerUserRef)]).map(Self.link)
+        try database.queryFirst(Self.findLink, Self.linkKey(partnerID, environment, partnerUserRef)).map(Self.link)
     }
 
     /// Sends ``findLink(partnerID:environment:partnerUserRef:)``'s read ahead (``SQLConnection/prefetch(_:_:)``): in a
     /// PostgreSQL transaction it goes out with the next statement, and that call is answered from it.
     public func prefetchLink(partnerID: String, environment: String, partnerUserRef: String) throws(StoreError) {
-        try database.prefetch(Self.findLink, [.text(partnerID), .text(environment), .text(partnerUserRef)])
+        try database.prefetch(Self.findLink, Self.linkKey(partnerID, environment, partnerUserRef))
     }
 
     private static let findLink =
         "SELECT \(linkColumns) FROM partner_links WHERE partner_id = $1 AND environment = $2 AND partner_user_ref = $3"
+
+    private static func linkKey(_ partnerID: String, _ environment: String, _ partnerUserRef: String) -> [SQLValue] {
+        [.text(partnerID), .text(environment), .text(partnerUserRef)]
+    }
 
     /// The current link of a ref and the linked person's passkeys on relying party `rpID`, oldest first, in one read;
     /// the passkeys only while the person is a user of project `projectID` whose status is `status` (none otherwise).
